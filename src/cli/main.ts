@@ -1,0 +1,204 @@
+// The `switchyard` command line: parses arguments, runs one command, owns the process's exit code and signals.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, loadConfig } from '../config/load-config.js';
+import type { Config } from '../config/schema.js';
+import { PACKAGE_ROOT } from '../config/paths.js';
+import { migrate } from '../registry/migrate.js';
+import { CompositionRejectedError, InvalidSubgraphError } from '../registry/subgraph-store.js';
+import { demoSubgraphs, type DemoSubgraphName } from '../../subgraphs/index.js';
+import { startDemo } from './demo.js';
+import { startRouter } from './start-router.js';
+import {
+  CliError,
+  formatCompositionErrors,
+  listCommand,
+  publish,
+  removeCommand,
+  supergraphCommand,
+  withDatabase,
+} from './registry-commands.js';
+
+const version = (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+function integer(name: string, min = 0) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
+    return n;
+  };
+}
+
+const databaseOption = () => new Option('--database-url <url>', 'PostgreSQL URL (default: DATABASE_URL, else the embedded database)');
+const dataDirOption = () => new Option('--data-dir <dir>', 'folder of the embedded database (default: SWITCHYARD_DATA_DIR or .switchyard)');
+
+function storeConfig(options: { databaseUrl?: string; dataDir?: string }): Config {
+  return loadConfig({ databaseUrl: options.databaseUrl, dataDir: options.dataDir });
+}
+
+/** Runs until SIGINT or SIGTERM, then closes what `close` owns and exits. */
+function untilSignal(close: () => Promise<void>): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`received ${signal}, shutting down`);
+    close().then(
+      () => process.exit(0),
+      (error: Error) => {
+        console.error(error.message);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
+
+export function buildProgram(): Command {
+  const program = new Command('switchyard').description('GraphQL federation router').version(version).showHelpAfterError();
+
+  program
+    .command('demo')
+    .description('run the three demo subgraphs and the router on the embedded database')
+    .addOption(new Option('-p, --port <port>', 'router port (default: PORT or 4000)').argParser(integer('port')))
+    .addOption(new Option('--subgraph-port-base <port>', 'port of the first demo subgraph; 0 = ephemeral').argParser(integer('port')).default(4001))
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { port?: number; subgraphPortBase: number; databaseUrl?: string; dataDir?: string }) => {
+      const config = loadConfig({ port: options.port, databaseUrl: options.databaseUrl, dataDir: options.dataDir });
+      const demo = await startDemo({ config, subgraphPortBase: options.subgraphPortBase });
+      const lines = [
+        '',
+        `Switchyard demo is running (database: ${config.databaseUrl ? 'PostgreSQL' : `embedded, in ${config.dataDir}`})`,
+        `  router      ${demo.router.url}${config.graphiql ? '  (open it in a browser for GraphiQL)' : ''}`,
+        ...demo.subgraphs.map((s) => `  ${s.name.padEnd(10)}  ${s.url}`),
+        `  metrics     ${demo.router.url.replace(/\/graphql$/, '/metrics')}`,
+        '',
+        'Try:',
+        `  curl -s ${demo.router.url} -H 'content-type: application/json' \\`,
+        `    -d '{"query":"{ product(id: \\"1\\") { name price reviews { rating body } inventory { inStock } } }"}'`,
+        '',
+        'In another terminal: npx switchyard subgraph list   (Ctrl-C stops the demo)',
+        '',
+      ];
+      console.log(lines.join('\n'));
+      untilSignal(() => demo.close());
+    });
+
+  program
+    .command('serve')
+    .description('run the router alone')
+    .addOption(new Option('-p, --port <port>', 'port (default: PORT or 4000)').argParser(integer('port')))
+    .addOption(new Option('--host <host>', 'interface to bind (default: HOST or 127.0.0.1)'))
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .addOption(new Option('--supergraph <file>', 'serve this supergraph file (composed elsewhere), reloaded when it changes'))
+    .action(async (options: { port?: number; host?: string; databaseUrl?: string; dataDir?: string; supergraph?: string }) => {
+      const config = loadConfig({ port: options.port, host: options.host, databaseUrl: options.databaseUrl, dataDir: options.dataDir, supergraphFile: options.supergraph });
+      const router = await startRouter({ config });
+      console.log(`Switchyard router on ${router.url}`);
+      untilSignal(() => router.close());
+    });
+
+  const subgraph = program.command('subgraph').description('demo subgraphs and the subgraph registry');
+
+  subgraph
+    .command('serve')
+    .description('run one demo subgraph')
+    .argument('<name>', `one of ${Object.keys(demoSubgraphs).join(', ')}`)
+    .addOption(new Option('-p, --port <port>', 'port').argParser(integer('port')).default(0))
+    .addOption(new Option('--host <host>', 'interface to bind').default('127.0.0.1'))
+    .action(async (name: string, options: { port: number; host: string }) => {
+      if (!(name in demoSubgraphs)) throw new CliError(`unknown demo subgraph "${name}": use one of ${Object.keys(demoSubgraphs).join(', ')}`, 2);
+      const running = await demoSubgraphs[name as DemoSubgraphName]().listen(options.port, options.host);
+      console.log(`${name} subgraph on ${running.url}`);
+      untilSignal(() => running.close());
+    });
+
+  subgraph
+    .command('publish')
+    .description('compose a subgraph with the registered ones and store it if the result composes')
+    .argument('<name>', 'subgraph name')
+    .requiredOption('--url <url>', 'where the router reaches the subgraph')
+    .option('--schema <file>', 'SDL file (default: read { _service { sdl } } from --url)')
+    .addOption(new Option('--timeout-ms <ms>', 'timeout of one call to this subgraph').argParser(integer('timeout', 1)))
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (name: string, options: { url: string; schema?: string; timeoutMs?: number; databaseUrl?: string; dataDir?: string }) => {
+      const route = options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : undefined;
+      const { changed } = await withDatabase(storeConfig(options), (db) => publish(db, { name, url: options.url, schemaFile: options.schema, route }));
+      console.log(changed ? `published ${name}` : `${name} is already published with this URL and schema`);
+    });
+
+  subgraph
+    .command('list')
+    .description('list the registered subgraphs')
+    .option('--json', 'machine-readable output')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { json?: boolean; databaseUrl?: string; dataDir?: string }) => {
+      console.log(await withDatabase(storeConfig(options), (db) => listCommand(db, options.json ?? false)));
+    });
+
+  subgraph
+    .command('remove')
+    .description('remove a subgraph (refused if the others would no longer compose)')
+    .argument('<name>', 'subgraph name')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (name: string, options: { databaseUrl?: string; dataDir?: string }) => {
+      await withDatabase(storeConfig(options), (db) => removeCommand(db, name));
+      console.log(`removed ${name}`);
+    });
+
+  program
+    .command('supergraph')
+    .description('print the supergraph SDL composed from the registry')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { databaseUrl?: string; dataDir?: string }) => {
+      process.stdout.write(await withDatabase(storeConfig(options), supergraphCommand));
+    });
+
+  program
+    .command('migrate')
+    .description('apply the metadata store migrations')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { databaseUrl?: string; dataDir?: string }) => {
+      const applied = await withDatabase(storeConfig(options), (db) => migrate(db));
+      console.log(applied.length ? `applied migrations ${applied.join(', ')}` : 'the database is up to date');
+    });
+
+  return program;
+}
+
+/** Turns known failures into one clear message and an exit code; anything else shows its stack. */
+function report(error: unknown): number {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    return 2;
+  }
+  if (error instanceof CompositionRejectedError) {
+    console.error(formatCompositionErrors(error));
+    return 1;
+  }
+  if (error instanceof InvalidSubgraphError) {
+    console.error(`error: ${error.message}`);
+    return 2;
+  }
+  if (error instanceof CliError) {
+    console.error(`error: ${error.message}`);
+    return error.exitCode;
+  }
+  console.error(error);
+  return 1;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    process.exitCode = report(error);
+  });

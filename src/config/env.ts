@@ -1,0 +1,29 @@
+// The only place that reads process.env: maps environment variables to configuration keys.
+import type { ConfigInput } from './schema.js';
+
+/** Environment variable for each setting; the names users and docker-compose rely on. */
+export const ENV_NAMES = {
+  port: 'PORT',
+  host: 'HOST',
+  databaseUrl: 'DATABASE_URL',
+  dataDir: 'SWITCHYARD_DATA_DIR',
+  redisUrl: 'REDIS_URL',
+  nodeEnv: 'NODE_ENV',
+  logLevel: 'LOG_LEVEL',
+  supergraphFile: 'SWITCHYARD_SUPERGRAPH_FILE',
+  graphiql: 'SWITCHYARD_GRAPHIQL',
+  registryPollMs: 'SWITCHYARD_REGISTRY_POLL_MS',
+  subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
+  maxBodyBytes: 'SWITCHYARD_MAX_BODY_BYTES',
+} as const satisfies Record<keyof ConfigInput, string>;
+
+/** Reads the settings present in `env` (empty strings count as unset). */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Record<keyof ConfigInput, string>> {
+  const input: Partial<Record<keyof ConfigInput, string>> = {};
+  for (const [key, name] of Object.entries(ENV_NAMES) as [keyof ConfigInput, string][]) {
+    const value = env[name];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  return input;
+}
+

@@ -1,0 +1,73 @@
+// The one helper that builds client-facing GraphQL errors from the catalogue (RFC 9457 members in extensions).
+import { GraphQLError, type GraphQLErrorOptions } from 'graphql';
+import { ERROR_CODES, type ErrorCode } from './codes.js';
+
+export interface ClientErrorOptions {
+  /** Human-readable explanation of this occurrence (RFC 9457 `detail`); defaults to the message. */
+  detail?: string;
+  /** The subgraph this error comes from, when it does. */
+  subgraph?: string;
+  /** Other extensions to merge (never secrets, stack traces or internal addresses). */
+  extensions?: Record<string, unknown>;
+  path?: GraphQLErrorOptions['path'];
+  nodes?: GraphQLErrorOptions['nodes'];
+  originalError?: Error;
+  /** Overrides the catalogue's HTTP status for the response (e.g. yoga's http extension). */
+  httpStatus?: number;
+  httpHeaders?: Record<string, string>;
+}
+
+/** `type` member of the problem details: a stable URI naming the code. */
+export function problemType(code: ErrorCode): string {
+  return `urn:switchyard:error:${code.toLowerCase().replaceAll('_', '-')}`;
+}
+
+/** The extensions every client error carries: code, problem details, subgraph when known. */
+export function errorExtensions(code: ErrorCode, detail: string, subgraph?: string): Record<string, unknown> {
+  const info = ERROR_CODES[code];
+  const extensions: Record<string, unknown> = {
+    code,
+    type: problemType(code),
+    title: info.title,
+    status: info.status,
+    detail,
+  };
+  if (subgraph !== undefined) extensions.subgraph = subgraph;
+  return extensions;
+}
+
+/**
+ * Builds a GraphQLError for a client: `extensions.code` from the catalogue plus the RFC 9457
+ * members `type`, `title`, `status`, `detail`. When `httpStatus` or `httpHeaders` is given, yoga
+ * uses them for the response (it reads `extensions.http`, which it strips before sending).
+ */
+export function clientError(code: ErrorCode, message: string, options: ClientErrorOptions = {}): GraphQLError {
+  const extensions: Record<string, unknown> = {
+    ...errorExtensions(code, options.detail ?? message, options.subgraph),
+    ...options.extensions,
+  };
+  if (options.httpStatus !== undefined || options.httpHeaders !== undefined) {
+    extensions.http = {
+      ...(options.httpStatus !== undefined ? { status: options.httpStatus } : {}),
+      ...(options.httpHeaders !== undefined ? { headers: options.httpHeaders } : {}),
+    };
+  }
+  return new GraphQLError(message, {
+    extensions,
+    path: options.path,
+    nodes: options.nodes,
+    originalError: options.originalError,
+  });
+}
+
+/** An Error carrying a catalogue code, for failures below the GraphQL layer (store, upstream, config). */
+export class SwitchyardError extends Error {
+  readonly code: ErrorCode;
+  readonly subgraph: string | undefined;
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; subgraph?: string } = {}) {
+    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    this.name = 'SwitchyardError';
+    this.code = code;
+    this.subgraph = options.subgraph;
+  }
+}

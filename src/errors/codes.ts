@@ -1,0 +1,45 @@
+// The error catalogue: every code Switchyard puts in `extensions.code`, with its HTTP status and problem-details title.
+
+/**
+ * One entry per code. `status` is the HTTP status a response carries when this error decides it
+ * (GraphQL over HTTP: field errors in an otherwise successful response keep 200). `retryable`
+ * tells clients (and our own retry layer) whether the same request may succeed if sent again.
+ * Typed as a Record over `ErrorCode`, so adding a code without its entry fails the typecheck.
+ */
+export interface ErrorCodeInfo {
+  readonly status: number;
+  /** RFC 9457 `title`: short, human-readable, the same for every occurrence of the code. */
+  readonly title: string;
+  readonly retryable: boolean;
+  /** Where it comes from, for the README table. */
+  readonly description: string;
+}
+
+export const ERROR_CODES = {
+  INTERNAL_SERVER_ERROR: { status: 500, title: 'Internal server error', retryable: false, description: 'An unexpected error; details are in the router logs, never in the response.' },
+  GRAPHQL_PARSE_FAILED: { status: 400, title: 'Query could not be parsed', retryable: false, description: 'The document is not valid GraphQL syntax.' },
+  GRAPHQL_VALIDATION_FAILED: { status: 400, title: 'Query is not valid against the schema', retryable: false, description: 'The document does not validate against the composed supergraph.' },
+  BAD_REQUEST: { status: 400, title: 'Bad request', retryable: false, description: 'The HTTP request is malformed (method, body, content type, variables).' },
+  PERSISTED_QUERY_NOT_FOUND: { status: 400, title: 'Persisted query not found', retryable: false, description: 'Reserved for persisted documents.' },
+  SCHEMA_NOT_READY: { status: 503, title: 'No composed schema yet', retryable: true, description: 'The router has no supergraph to serve yet (no subgraph published, or the first composition failed).' },
+  SUBGRAPH_ERROR: { status: 502, title: 'Subgraph returned an error', retryable: false, description: 'A subgraph answered with a GraphQL error or an unusable response.' },
+  SUBGRAPH_UNAVAILABLE: { status: 502, title: 'Subgraph unavailable', retryable: true, description: 'The subgraph could not be reached (connection refused or reset, HTTP 502/503/504).' },
+  SUBGRAPH_TIMEOUT: { status: 504, title: 'Subgraph timed out', retryable: true, description: 'The subgraph did not answer within its own timeout.' },
+  DEADLINE_EXCEEDED: { status: 504, title: 'Request deadline exceeded', retryable: true, description: 'The request deadline passed before the subgraph answered.' },
+  CIRCUIT_OPEN: { status: 503, title: 'Subgraph circuit open', retryable: true, description: 'The subgraph failed too often recently; calls to it are skipped until a probe succeeds.' },
+  UNAUTHENTICATED: { status: 401, title: 'Authentication required', retryable: false, description: 'No valid credentials were presented.' },
+  FORBIDDEN: { status: 403, title: 'Forbidden', retryable: false, description: 'The caller may not read this field or run this operation.' },
+  COST_LIMIT_EXCEEDED: { status: 400, title: 'Query cost over the limit', retryable: false, description: 'The estimated cost of the operation exceeds its policy limit.' },
+  SUBGRAPH_COST_EXCEEDED: { status: 200, title: 'Subgraph cost budget exceeded', retryable: false, description: 'One subgraph’s share of the cost exceeded its budget; only its sections were skipped.' },
+  QUEUE_FULL: { status: 503, title: 'Operation queue full', retryable: true, description: 'The operation is at capacity and its queue is full; retry with the waiting ticket.' },
+  QUEUE_TIMEOUT: { status: 503, title: 'Waited too long in the queue', retryable: true, description: 'The request waited longer than the operation’s max wait.' },
+  RATE_LIMITED: { status: 429, title: 'Rate limit reached', retryable: true, description: 'The client spent its cost budget for now.' },
+  REQUEST_TOO_LARGE: { status: 413, title: 'Request body too large', retryable: false, description: 'The request body exceeds the configured limit.' },
+  STALE: { status: 200, title: 'Stale section served', retryable: false, description: 'A failed section was answered from a recent good copy.' },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
+}

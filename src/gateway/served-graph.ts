@@ -1,0 +1,42 @@
+// The graph a router serves right now, swapped atomically: a request keeps the graph it started with.
+import type { GraphQLSchema } from 'graphql';
+import type { SubgraphEndpoint } from './gateway-schema.js';
+
+export interface ServedGraph {
+  readonly schema: GraphQLSchema;
+  readonly supergraphSdl: string;
+  readonly subgraphs: readonly SubgraphEndpoint[];
+  /** Increments with every swap in this process. */
+  readonly generation: number;
+  /** Where it came from: `registry` or the supergraph file's path. */
+  readonly source: string;
+  readonly loadedAt: Date;
+}
+
+export type SwapListener = (graph: ServedGraph | undefined) => void;
+
+/**
+ * Holds the current graph. Requests read `current` once when they start (yoga's schema factory),
+ * so a swap never changes the schema under a request in flight; the old schema and its executors
+ * stay usable until the last request holding them finishes and the garbage collector takes them.
+ */
+export class GraphHolder {
+  #current: ServedGraph | undefined;
+  #generation = 0;
+  readonly #listeners = new Set<SwapListener>();
+
+  get current(): ServedGraph | undefined {
+    return this.#current;
+  }
+
+  swap(next: Omit<ServedGraph, 'generation' | 'loadedAt'> | undefined): ServedGraph | undefined {
+    this.#current = next === undefined ? undefined : { ...next, generation: ++this.#generation, loadedAt: new Date() };
+    for (const listener of this.#listeners) listener(this.#current);
+    return this.#current;
+  }
+
+  onSwap(listener: SwapListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}

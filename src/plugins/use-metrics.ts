@@ -1,0 +1,54 @@
+// Prometheus endpoint and per-request metrics: requests by operation and status, request latency.
+import type { Plugin } from 'graphql-yoga';
+import type { RouterMetrics } from '../telemetry/metrics.js';
+
+export interface MetricsOptions {
+  metrics: RouterMetrics;
+  /** Path of the Prometheus text endpoint. Default `/metrics`. */
+  endpoint?: string;
+}
+
+interface RequestRecord {
+  started: number;
+  operationName: string | null | undefined;
+}
+
+export function useMetrics(options: MetricsOptions): Plugin {
+  const { metrics } = options;
+  const endpoint = options.endpoint ?? '/metrics';
+  // Keyed by the request object: no per-request state outlives its request.
+  const records = new WeakMap<Request, RequestRecord>();
+  return {
+    onRequest({ request, url, endResponse, fetchAPI }) {
+      if (url.pathname === endpoint && request.method === 'GET') {
+        // Collecting is async (default process metrics); the response waits for it, not the event loop.
+        return metrics.registry.metrics().then(function respondWithMetrics(text) {
+          endResponse(new fetchAPI.Response(text, { status: 200, headers: { 'content-type': metrics.registry.contentType } }));
+        });
+      }
+      return undefined;
+    },
+    onRequestParse({ request }) {
+      records.set(request, { started: performance.now(), operationName: undefined });
+    },
+    onParams({ request, params }) {
+      const record = records.get(request);
+      if (record) record.operationName = params.operationName ?? operationNameOf(params.query);
+    },
+    onResponse({ request, response }) {
+      const record = records.get(request);
+      if (!record) return;
+      const operation = metrics.operationLabel(record.operationName);
+      metrics.requests.inc({ operation, status: String(response.status) });
+      metrics.requestDuration.observe({ operation }, (performance.now() - record.started) / 1000);
+    },
+  };
+}
+
+const OPERATION_NAME = /^\s*(?:query|mutation|subscription)\s+([_A-Za-z][_0-9A-Za-z]*)/;
+
+/** The name of a document's first operation, read cheaply without parsing (for labels only). */
+function operationNameOf(query: string | undefined): string | undefined {
+  if (!query) return undefined;
+  return OPERATION_NAME.exec(query)?.[1];
+}

@@ -1,0 +1,64 @@
+// The composition root: validated config and long-lived services in, the ordered plugin list and the yoga server out.
+import { createYoga, useReadinessCheck, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { Config } from './config/schema.js';
+import { clientError } from './errors/client-error.js';
+import type { GraphHolder } from './gateway/served-graph.js';
+import type { Logger } from './telemetry/logger.js';
+import type { RouterMetrics } from './telemetry/metrics.js';
+import { useMetrics } from './plugins/use-metrics.js';
+
+export interface RouterDeps {
+  config: Config;
+  graph: GraphHolder;
+  metrics: RouterMetrics;
+  logger: Logger;
+  /** Extra readiness conditions (database reachable...). The graph being composed is always checked. */
+  isReady?: () => Promise<boolean>;
+}
+
+export type Router = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
+
+/**
+ * Builds the router: a fetch handler that is also a Node request listener (it never listens itself;
+ * the CLI does). Requests read the served graph once at their start, so a swap never changes the
+ * schema under a request in flight.
+ */
+export function createRouter(deps: RouterDeps): Router {
+  const { config, graph, metrics, logger } = deps;
+  const plugins: Plugin[] = [
+    // First: /metrics must answer even when no graph is composed, and every request is counted.
+    useMetrics({ metrics }),
+    useReadinessCheck({
+      endpoint: '/readyz',
+      async check() {
+        if (!graph.current) return false;
+        return deps.isReady ? deps.isReady() : true;
+      },
+    }),
+  ];
+  return createYoga({
+    schema: function currentSchema() {
+      const served = graph.current;
+      if (!served) {
+        throw clientError('SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', {
+          httpStatus: 503,
+          httpHeaders: { 'retry-after': '1' },
+        });
+      }
+      return served.schema;
+    },
+    graphqlEndpoint: '/graphql',
+    healthCheckEndpoint: '/healthz',
+    landingPage: false,
+    graphiql: config.graphiql ? { title: 'Switchyard' } : false,
+    // Unexpected errors reach clients as "Unexpected error." with INTERNAL_SERVER_ERROR; details go to the log.
+    maskedErrors: { isDev: false },
+    logging: {
+      debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
+      info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
+      warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
+      error: (...args: unknown[]) => logger.error({ args }, 'yoga'),
+    },
+    plugins,
+  }) as unknown as Router;
+}

@@ -1,0 +1,14 @@
+// Names of every metric Switchyard exports, in one place (prefix `switchyard_`), so dashboards and docs agree.
+export const METRIC = {
+  requests: 'switchyard_requests_total',
+  requestDuration: 'switchyard_request_duration_seconds',
+  subgraphRequests: 'switchyard_subgraph_requests_total',
+  subgraphDuration: 'switchyard_subgraph_request_duration_seconds',
+  schemaVersion: 'switchyard_schema_version',
+  schemaReloads: 'switchyard_schema_reloads_total',
+  schemaLastReload: 'switchyard_schema_last_reload_timestamp_seconds',
+} as const;
+
+/** Operation label value for unnamed operations and for names past the cardinality cap. */
+export const OTHER_OPERATION = '(other)';
+export const ANONYMOUS_OPERATION = '(anonymous)';

@@ -1,0 +1,51 @@
+// The router's Prometheus metrics: one registry per router instance, label cardinality kept bounded.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ANONYMOUS_OPERATION, METRIC, OTHER_OPERATION } from './metric-names.js';
+
+export type SubgraphOutcome = 'ok' | 'graphql_error' | 'http_error' | 'network_error' | 'timeout' | 'aborted';
+
+export interface RouterMetrics {
+  readonly registry: Registry;
+  readonly requests: Counter<'operation' | 'status'>;
+  readonly requestDuration: Histogram<'operation'>;
+  readonly subgraphRequests: Counter<'subgraph' | 'outcome'>;
+  readonly subgraphDuration: Histogram<'subgraph'>;
+  readonly schemaVersion: Gauge;
+  readonly schemaReloads: Counter<'result'>;
+  readonly schemaLastReload: Gauge;
+  /** Maps an operation name to a label value: at most `maxOperations` distinct names, the rest fold into one. */
+  operationLabel(name: string | null | undefined): string;
+}
+
+export interface MetricsOptions {
+  /** Distinct operation names kept as label values before folding into `(other)`. Default 200. */
+  maxOperations?: number;
+  /** Also export Node.js process metrics (CPU, memory, event loop). Default true. */
+  processMetrics?: boolean;
+}
+
+const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
+  const registry = new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
+  const maxOperations = options.maxOperations ?? 200;
+  const knownOperations = new Set<string>();
+  return {
+    registry,
+    requests: new Counter({ name: METRIC.requests, help: 'GraphQL requests by operation name and HTTP status.', labelNames: ['operation', 'status'], registers: [registry] }),
+    requestDuration: new Histogram({ name: METRIC.requestDuration, help: 'Request latency at the router, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+    subgraphRequests: new Counter({ name: METRIC.subgraphRequests, help: 'Calls to subgraphs by outcome.', labelNames: ['subgraph', 'outcome'], registers: [registry] }),
+    subgraphDuration: new Histogram({ name: METRIC.subgraphDuration, help: 'Latency of subgraph calls, in seconds.', labelNames: ['subgraph'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+    schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
+    schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
+    schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),
+    operationLabel(name) {
+      if (!name) return ANONYMOUS_OPERATION;
+      if (knownOperations.has(name)) return name;
+      if (knownOperations.size >= maxOperations) return OTHER_OPERATION;
+      knownOperations.add(name);
+      return name;
+    },
+  };
+}
