@@ -1,11 +1,11 @@
 // The composition root: validated config and long-lived services in, the ordered plugin list and the yoga server out.
 import { createYoga, useReadinessCheck, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config/schema.js';
-import { clientError } from './errors/client-error.js';
 import type { GraphHolder } from './gateway/served-graph.js';
 import type { Logger } from './telemetry/logger.js';
 import type { RouterMetrics } from './telemetry/metrics.js';
 import { useMetrics } from './plugins/use-metrics.js';
+import { useServedGraph } from './plugins/use-served-graph.js';
 
 export interface RouterDeps {
   config: Config;
@@ -28,6 +28,7 @@ export function createRouter(deps: RouterDeps): Router {
   const plugins: Plugin[] = [
     // First: /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
+    useServedGraph(graph),
     useReadinessCheck({
       endpoint: '/readyz',
       async check() {
@@ -37,15 +38,9 @@ export function createRouter(deps: RouterDeps): Router {
     }),
   ];
   return createYoga({
+    // Read once per request (after useServedGraph made sure there is one): the request keeps this schema.
     schema: function currentSchema() {
-      const served = graph.current;
-      if (!served) {
-        throw clientError('SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', {
-          httpStatus: 503,
-          httpHeaders: { 'retry-after': '1' },
-        });
-      }
-      return served.schema;
+      return graph.current!.schema;
     },
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/healthz',

@@ -1,5 +1,5 @@
 // Turns a supergraph SDL into the executable, stitched gateway schema, with our own executor per subgraph.
-import type { GraphQLSchema } from 'graphql';
+import { Kind, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Executor } from '@graphql-tools/utils';
 import { getStitchedSchemaFromSupergraphSdl } from '@graphql-tools/federation';
 
@@ -25,15 +25,35 @@ export interface GatewaySchema {
  * into one request, so a page fans out as one request per subgraph that it needs.
  */
 export function buildGatewaySchema(supergraphSdl: string, options: GatewaySchemaOptions): GatewaySchema {
+  const document = parse(supergraphSdl, { noLocation: true });
+  const names = subgraphNames(document);
   const subgraphs: SubgraphEndpoint[] = [];
   const schema = getStitchedSchemaFromSupergraphSdl({
-    supergraphSdl,
+    supergraphSdl: document,
     batch: true,
     onSubschemaConfig(config) {
-      const endpoint = { name: config.name, url: config.endpoint };
+      const endpoint = { name: names.get(config.name) ?? config.name, url: config.endpoint };
       subgraphs.push(endpoint);
       config.executor = options.executorFor(endpoint);
     },
   });
   return { schema, subgraphs };
+}
+
+/**
+ * The supergraph names subgraphs twice: the `join__Graph` enum value (PRODUCT), which the stitching
+ * layer reports, and the `@join__graph(name: "product")` argument, which is the name schema owners
+ * published and ops see in metrics and route metadata. Maps the first to the second.
+ */
+function subgraphNames(document: DocumentNode): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.ENUM_TYPE_DEFINITION || definition.name.value !== 'join__Graph') continue;
+    for (const value of definition.values ?? []) {
+      const directive = value.directives?.find((d) => d.name.value === 'join__graph');
+      const name = directive?.arguments?.find((a) => a.name.value === 'name')?.value;
+      if (name?.kind === Kind.STRING) names.set(value.name.value, name.value);
+    }
+  }
+  return names;
 }

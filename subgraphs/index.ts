@@ -1,0 +1,23 @@
+// The demo subgraphs' public entry: factories, the name map and the kit's types.
+export { DEMO_SUBGRAPH_NAMES, demoSubgraphs, isDemoSubgraphName, type DemoSubgraphName } from './demo-subgraphs.js';
+export { createInventorySubgraph } from './inventory/index.js';
+export {
+  DEFAULT_FAULT_SETTINGS,
+  FAULT_ENV_VARS,
+  FAULT_MODES,
+  FaultSettingsError,
+  PRODUCT_COUNT,
+  runStandalone,
+  type Authenticate,
+  type AuthenticationResult,
+  type DemoSubgraph,
+  type FaultMode,
+  type FaultSettings,
+  type FaultSwitch,
+  type RunningSubgraph,
+  type StatsSnapshot,
+  type SubgraphOptions,
+  type SubgraphStats,
+} from './kit/index.js';
+export { createProductSubgraph } from './product/index.js';
+export { createReviewsSubgraph } from './reviews/index.js';

@@ -1,0 +1,53 @@
+// Counters of a demo subgraph, read by tests and demos through GET /admin/stats.
+
+export interface StatsSnapshot {
+  /** Every HTTP request, admin and health checks included. */
+  requests: number;
+  /** Requests to `/graphql`, whatever their fate (faults included). */
+  graphqlRequests: number;
+  /** GraphQL requests whose query contains `_entities` (counted when yoga reads the parameters, so not for faulted requests). */
+  entityRequests: number;
+  /** Calls (= batches) per data source, keyed by loader name. */
+  dataSourceCalls: Record<string, number>;
+  /** `/graphql` requests the client gave up on before they were answered (hanging ones included). */
+  aborted: number;
+  /** `/graphql` requests being handled right now (a gauge: `reset()` leaves it alone). */
+  inFlight: number;
+}
+
+/** The live counters (mutated in place on the request path) plus ways to read and zero them. */
+export interface SubgraphStats extends StatsSnapshot {
+  /** A copy of the counters, for JSON answers and assertions. */
+  snapshot(): StatsSnapshot;
+  /** Zeroes every counter except the `inFlight` gauge, which must keep matching reality. */
+  reset(): void;
+}
+
+export function createSubgraphStats(): SubgraphStats {
+  const stats: SubgraphStats = {
+    requests: 0,
+    graphqlRequests: 0,
+    entityRequests: 0,
+    dataSourceCalls: {},
+    aborted: 0,
+    inFlight: 0,
+    snapshot: function snapshotStats() {
+      return {
+        requests: stats.requests,
+        graphqlRequests: stats.graphqlRequests,
+        entityRequests: stats.entityRequests,
+        dataSourceCalls: { ...stats.dataSourceCalls },
+        aborted: stats.aborted,
+        inFlight: stats.inFlight,
+      };
+    },
+    reset: function resetStats() {
+      stats.requests = 0;
+      stats.graphqlRequests = 0;
+      stats.entityRequests = 0;
+      stats.aborted = 0;
+      for (const name of Object.keys(stats.dataSourceCalls)) stats.dataSourceCalls[name] = 0;
+    },
+  };
+  return stats;
+}

@@ -1,0 +1,92 @@
+// Starts the demo subgraphs, a test store and a router on ephemeral ports, as one disposable stack.
+import { demoSubgraphs, type DemoSubgraph, type DemoSubgraphName, type RunningSubgraph } from '../../subgraphs/index.js';
+import { loadConfig } from '../../src/config/load-config.js';
+import type { ConfigInput } from '../../src/config/schema.js';
+import type { Database } from '../../src/registry/database.js';
+import { publishSubgraph } from '../../src/registry/subgraph-store.js';
+import { compositionCheck } from '../../src/cli/registry-commands.js';
+import { startRouter, type RunningRouter } from '../../src/cli/start-router.js';
+import type { ServedGraph } from '../../src/gateway/served-graph.js';
+import { createTestStore, openMigrated, type TestStore } from './database.js';
+import { postGraphQL, type PostOptions } from './http.js';
+
+export interface StartedSubgraph {
+  subgraph: DemoSubgraph;
+  running: RunningSubgraph;
+}
+
+export interface Stack {
+  store: TestStore;
+  /** The test's own connection to the store (publish, inspect). */
+  db: Database;
+  router: RunningRouter;
+  subgraphs: Record<DemoSubgraphName, StartedSubgraph>;
+  query<T = any>(query: string, options?: PostOptions): ReturnType<typeof postGraphQL<T>>;
+  /** Starts another router on the same store (a second instance behind a load balancer). */
+  startRouter(overrides?: Partial<ConfigInput>): Promise<RunningRouter>;
+  /** Resolves with the next graph the router swaps in. */
+  nextSwap(router?: RunningRouter): Promise<ServedGraph | undefined>;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  subgraphs?: DemoSubgraphName[];
+  config?: Partial<ConfigInput>;
+}
+
+/** Quiet, ephemeral router settings for tests; `overrides` win. */
+export function testConfig(store: TestStore, overrides: Partial<ConfigInput> = {}) {
+  return loadConfig({ port: 0, logLevel: 'silent', databaseUrl: store.databaseUrl, dataDir: store.dataDir, registryPollMs: 50, ...overrides }, {});
+}
+
+export function nextSwap(router: RunningRouter): Promise<ServedGraph | undefined> {
+  return new Promise((resolve) => {
+    const off = router.graph.onSwap((graph) => {
+      off();
+      resolve(graph);
+    });
+  });
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const names = options.subgraphs ?? (['product', 'reviews', 'inventory'] as DemoSubgraphName[]);
+  const store = await createTestStore();
+  const routers: RunningRouter[] = [];
+  const started: Partial<Record<DemoSubgraphName, StartedSubgraph>> = {};
+  const db = await openMigrated(store);
+  try {
+    for (const name of names) {
+      const subgraph = demoSubgraphs[name]({ env: {} });
+      const running = await subgraph.listen(0);
+      started[name] = { subgraph, running };
+      await publishSubgraph(db, { name, url: running.url, sdl: subgraph.sdl }, compositionCheck);
+    }
+    const start = async (overrides: Partial<ConfigInput> = {}) => {
+      const router = await startRouter({ config: testConfig(store, { ...options.config, ...overrides }) });
+      routers.push(router);
+      return router;
+    };
+    const router = await start();
+    return {
+      store,
+      db,
+      router,
+      subgraphs: started as Record<DemoSubgraphName, StartedSubgraph>,
+      query: (query, queryOptions) => postGraphQL(router.url, query, queryOptions),
+      startRouter: start,
+      nextSwap: (r = router) => nextSwap(r),
+      async close() {
+        for (const r of routers.reverse()) await r.close();
+        for (const s of Object.values(started)) await s.running.close();
+        await db.close();
+        await store.destroy();
+      },
+    };
+  } catch (error) {
+    for (const r of routers) await r.close().catch(() => {});
+    for (const s of Object.values(started)) await s.running.close().catch(() => {});
+    await db.close().catch(() => {});
+    await store.destroy().catch(() => {});
+    throw error;
+  }
+}
