@@ -21,7 +21,7 @@ export default tseslint.config(
   },
   {
     // Only the CLI, the benchmark and tests print to stdout.
-    files: ['src/cli/**/*.ts', 'bench/**/*.{ts,js}', 'test/**/*.ts', 'subgraphs/*/main.ts'],
+    files: ['src/cli/**/*.ts', 'bench/**/*.{ts,js}', 'test/**/*.ts', 'scripts/**/*.ts', 'subgraphs/*/main.ts'],
     rules: { 'no-console': 'off' },
   },
 );

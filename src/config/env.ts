@@ -7,14 +7,12 @@ export const ENV_NAMES = {
   host: 'HOST',
   databaseUrl: 'DATABASE_URL',
   dataDir: 'SWITCHYARD_DATA_DIR',
-  redisUrl: 'REDIS_URL',
   nodeEnv: 'NODE_ENV',
   logLevel: 'LOG_LEVEL',
   supergraphFile: 'SWITCHYARD_SUPERGRAPH_FILE',
   graphiql: 'SWITCHYARD_GRAPHIQL',
   registryPollMs: 'SWITCHYARD_REGISTRY_POLL_MS',
   subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
-  maxBodyBytes: 'SWITCHYARD_MAX_BODY_BYTES',
 } as const satisfies Record<keyof ConfigInput, string>;
 
 /** Reads the settings present in `env` (empty strings count as unset). */

@@ -18,11 +18,6 @@ export const configSchema = z
       .optional(),
     /** Folder of the embedded database and local state. Default `.switchyard`. */
     dataDir: z.string().min(1).default('.switchyard'),
-    /** Redis connection string for the shared section cache. Unset: in-memory cache. */
-    redisUrl: z
-      .string()
-      .refine((v) => /^rediss?:\/\//.test(v), 'must be a redis:// or rediss:// URL')
-      .optional(),
     /** `production` turns off GraphiQL, introspection and field suggestions. */
     nodeEnv: z.enum(['development', 'production', 'test']).default('development'),
     /** pino log level. Default `info`. */
@@ -35,8 +30,6 @@ export const configSchema = z
     registryPollMs: positiveMs.default(250),
     /** Default timeout of one subgraph call, in ms, when the registry sets none. Default 10000. */
     subgraphTimeoutMs: positiveMs.default(10_000),
-    /** Largest accepted request body, in bytes. Default 1 MiB. */
-    maxBodyBytes: positiveMs.default(1_048_576),
   })
   .strict();
 

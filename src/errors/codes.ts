@@ -20,7 +20,6 @@ export const ERROR_CODES = {
   GRAPHQL_PARSE_FAILED: { status: 400, title: 'Query could not be parsed', retryable: false, description: 'The document is not valid GraphQL syntax.' },
   GRAPHQL_VALIDATION_FAILED: { status: 400, title: 'Query is not valid against the schema', retryable: false, description: 'The document does not validate against the composed supergraph.' },
   BAD_REQUEST: { status: 400, title: 'Bad request', retryable: false, description: 'The HTTP request is malformed (method, body, content type, variables).' },
-  PERSISTED_QUERY_NOT_FOUND: { status: 400, title: 'Persisted query not found', retryable: false, description: 'Reserved for persisted documents.' },
   SCHEMA_NOT_READY: { status: 503, title: 'No composed schema yet', retryable: true, description: 'The router has no supergraph to serve yet (no subgraph published, or the first composition failed).' },
   SUBGRAPH_ERROR: { status: 502, title: 'Subgraph returned an error', retryable: false, description: 'A subgraph answered with a GraphQL error or an unusable response.' },
   SUBGRAPH_UNAVAILABLE: { status: 502, title: 'Subgraph unavailable', retryable: true, description: 'The subgraph could not be reached (connection refused or reset, HTTP 502/503/504).' },
