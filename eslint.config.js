@@ -19,6 +19,20 @@ export default tseslint.config(
     files: ['subgraphs/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**'], message: 'subgraphs must not import the router' }] }] },
   },
+  // Import direction (STYLE.md): errors → config → {registry, cache, resilience, telemetry} → plugins → gateway → router.ts → cli.
+  ...[
+    ['src/errors/**/*.ts', ['config', 'registry', 'cache', 'resilience', 'telemetry', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/config/**/*.ts', ['registry', 'cache', 'resilience', 'telemetry', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/{registry,cache,resilience,telemetry}/**/*.ts', ['plugins', 'gateway', 'cli', 'router']],
+    ['src/plugins/**/*.ts', ['cli', 'router']],
+    ['src/gateway/**/*.ts', ['cli', 'router']],
+  ].map(([files, forbidden]) => ({
+    files: [files],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: forbidden.map((layer) => ({ group: [`**/${layer}/**`, `**/${layer}.js`], message: `imports flow errors → config → registry/cache/resilience/telemetry → plugins → gateway → router → cli; this file may not import ${layer}` })) }],
+    },
+  })),
   {
     // Only the CLI, the benchmark and tests print to stdout.
     files: ['src/cli/**/*.ts', 'bench/**/*.{ts,js}', 'test/**/*.ts', 'scripts/**/*.ts', 'subgraphs/*/main.ts'],
