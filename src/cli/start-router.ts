@@ -52,16 +52,17 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const executorFor = (endpoint: { name: string; url: string }, route: { timeoutMs?: number }) =>
     createSubgraphExecutor({ name: endpoint.name, url: endpoint.url, timeoutMs: route.timeoutMs ?? config.subgraphTimeoutMs, dispatcher, metrics });
 
+  const overrideLabels = new Set(config.overrideLabels);
   let database: Database | undefined;
   const ownsDatabase = options.database === undefined;
   let source: GraphSource;
   if (config.supergraphFile) {
     // A supergraph composed elsewhere needs no registry.
-    source = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics });
+    source = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels });
   } else {
     database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
     await migrate(database);
-    source = createRegistryGraphSource({ db: database, pollMs: config.registryPollMs, holder: graph, executorFor, logger, metrics });
+    source = createRegistryGraphSource({ db: database, pollMs: config.registryPollMs, holder: graph, executorFor, logger, metrics, overrideLabels });
   }
 
   const db = database;

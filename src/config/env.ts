@@ -13,6 +13,7 @@ export const ENV_NAMES = {
   graphiql: 'SWITCHYARD_GRAPHIQL',
   registryPollMs: 'SWITCHYARD_REGISTRY_POLL_MS',
   subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
+  overrideLabels: 'SWITCHYARD_OVERRIDE_LABELS',
 } as const satisfies Record<keyof ConfigInput, string>;
 
 /** Reads the settings present in `env` (empty strings count as unset). */

@@ -28,6 +28,11 @@ export const configSchema = z
     graphiql: booleanLike.optional(),
     /** How often the registry's change versions are re-checked, in ms (LISTEN/NOTIFY makes it faster on PostgreSQL). Default 250. */
     registryPollMs: positiveMs.default(250),
+    /** Progressive-override labels switched on, comma-separated (`percent(x)` labels need none). Default: none. */
+    overrideLabels: z
+      .union([z.string(), z.array(z.string())])
+      .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean))
+      .default([]),
     /** Default timeout of one subgraph call, in ms, when the registry sets none. Default 10000. */
     subgraphTimeoutMs: positiveMs.default(10_000),
   })

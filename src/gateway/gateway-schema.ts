@@ -12,6 +12,12 @@ export interface SubgraphEndpoint {
 export interface GatewaySchemaOptions {
   /** Makes the executor for one subgraph; called once per subgraph per composition. */
   executorFor(subgraph: SubgraphEndpoint): Executor;
+  /**
+   * Progressive-override labels that are switched on (`@override(from:, label: "beta-grades")`).
+   * `percent(x)` labels need no entry; any other label not listed leaves the field with the
+   * subgraph it is overridden from. Default: none.
+   */
+  overrideLabels?: ReadonlySet<string>;
 }
 
 export interface GatewaySchema {
@@ -31,6 +37,7 @@ export function buildGatewaySchema(supergraphSdl: string, options: GatewaySchema
   const schema = getStitchedSchemaFromSupergraphSdl({
     supergraphSdl: document,
     batch: true,
+    handleProgressiveOverride: (label) => options.overrideLabels?.has(label) ?? false,
     onSubschemaConfig(config) {
       const endpoint = { name: names.get(config.name) ?? config.name, url: config.endpoint };
       subgraphs.push(endpoint);

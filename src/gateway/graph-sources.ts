@@ -27,10 +27,15 @@ interface SourceDeps {
   executorFor: ExecutorFactory;
   logger: Logger;
   metrics?: RouterMetrics;
+  /** Progressive-override labels switched on (see buildGatewaySchema). */
+  overrideLabels?: ReadonlySet<string>;
 }
 
 function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, routes: Map<string, RouteMetadata>): void {
-  const built = buildGatewaySchema(supergraphSdl, { executorFor: (endpoint) => deps.executorFor(endpoint, routes.get(endpoint.name) ?? {}) });
+  const built = buildGatewaySchema(supergraphSdl, {
+    executorFor: (endpoint) => deps.executorFor(endpoint, routes.get(endpoint.name) ?? {}),
+    overrideLabels: deps.overrideLabels,
+  });
   const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, source });
   deps.metrics?.schemaReloads.inc({ result: 'swapped' });
   deps.metrics?.schemaVersion.set(graph?.generation ?? 0);

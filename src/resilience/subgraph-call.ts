@@ -1,0 +1,77 @@
+// The unit the resilience wrappers pass around: one call to one subgraph, and the typed ways an attempt can fail.
+import type { ExecutionResult } from 'graphql';
+import type { ExecutionRequest } from '@graphql-tools/utils';
+import type { ErrorCode } from '../errors/codes.js';
+
+/** Why an attempt was made: the first try, a retry after a failure, or a backup racing a slow first try. */
+export type AttemptKind = 'first' | 'retry' | 'hedge';
+
+export interface SubgraphCall {
+  /** Registered subgraph name. */
+  readonly subgraph: string;
+  readonly request: ExecutionRequest;
+  /** Queries may be retried and hedged; mutations never (they may not be idempotent). */
+  readonly isQuery: boolean;
+  /**
+   * Aborts this attempt: the request's deadline passed, the client went away, or (for a hedge or
+   * first try that lost the race) the wrapper that started it no longer needs it.
+   */
+  readonly signal: AbortSignal;
+  /** The request's deadline, in `performance.now()` milliseconds. */
+  readonly deadlineAt: number;
+  readonly attempt: AttemptKind;
+}
+
+/** Runs one call (or a decorated series of attempts). Resolves with the subgraph's GraphQL result; rejects with UpstreamFailure. */
+export type CallHandler = (call: SubgraphCall) => Promise<ExecutionResult>;
+
+/** A wrapper adds one concern around the handler below it. */
+export type CallWrapper = (next: CallHandler) => CallHandler;
+
+/**
+ * How an attempt failed below the GraphQL layer:
+ * - `network`: connection refused, reset or closed before an answer.
+ * - `http`: an answer that is not a GraphQL response (e.g. 503 with an HTML body).
+ * - `timeout`: the subgraph's own timeout passed.
+ * - `deadline`: the request's deadline passed first.
+ * - `cancelled`: the client went away, or a wrapper abandoned the attempt (hedge loser).
+ * - `circuit_open`: the breaker refused the attempt without calling.
+ */
+export type FailureKind = 'network' | 'http' | 'timeout' | 'deadline' | 'cancelled' | 'circuit_open';
+
+export class UpstreamFailure extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    readonly kind: FailureKind,
+    message: string,
+    /** HTTP status of the answer, for `http` failures. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'UpstreamFailure';
+  }
+
+  /**
+   * Worth another attempt (queries only, decided by the caller): the subgraph may answer next
+   * time. Connection failures, 502/503/504 and the subgraph's own timeout are; a passed deadline,
+   * a cancelled call, an open circuit or any other HTTP status are not.
+   */
+  get retryable(): boolean {
+    if (this.kind === 'network' || this.kind === 'timeout') return true;
+    return this.kind === 'http' && (this.status === 502 || this.status === 503 || this.status === 504);
+  }
+
+  /** Counts against the subgraph's health (breaker): failures the subgraph caused, not ones we caused. */
+  get countsAsFailure(): boolean {
+    return this.kind === 'network' || this.kind === 'timeout' || (this.kind === 'http' && (this.status ?? 500) >= 500);
+  }
+}
+
+export function isUpstreamFailure(error: unknown): error is UpstreamFailure {
+  return error instanceof UpstreamFailure;
+}
+
+/** Milliseconds left before the call's deadline (never negative). */
+export function timeLeft(call: Pick<SubgraphCall, 'deadlineAt'>, now: number = performance.now()): number {
+  return Math.max(0, call.deadlineAt - now);
+}
