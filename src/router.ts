@@ -2,16 +2,21 @@
 import { createYoga, useReadinessCheck, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import type { Config } from './config/schema.js';
 import type { GraphHolder } from './gateway/served-graph.js';
+import type { PolicyBook } from './registry/policy-store.js';
 import type { Logger } from './telemetry/logger.js';
 import type { RouterMetrics } from './telemetry/metrics.js';
 import { useMetrics } from './plugins/use-metrics.js';
 import { useServedGraph } from './plugins/use-served-graph.js';
+import { useDeadline } from './plugins/use-deadline.js';
+import { useCompleteness } from './plugins/use-completeness.js';
 
 export interface RouterDeps {
   config: Config;
   graph: GraphHolder;
   metrics: RouterMetrics;
   logger: Logger;
+  /** Ops policies per operation, kept current by the registry's change feed. */
+  policies: PolicyBook;
   /** Extra readiness conditions (database reachable...). The graph being composed is always checked. */
   isReady?: () => Promise<boolean>;
 }
@@ -36,6 +41,9 @@ export function createRouter(deps: RouterDeps): Router {
         return deps.isReady ? deps.isReady() : true;
       },
     }),
+    // Completeness labels every executed result, including those the deadline plugin refuses, and reads what its scope collected.
+    useCompleteness({ metrics }),
+    useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }),
   ];
   return createYoga({
     // Read once per request (after useServedGraph made sure there is one): the request keeps this schema.

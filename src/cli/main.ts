@@ -7,6 +7,8 @@ import type { Config } from '../config/schema.js';
 import { PACKAGE_ROOT } from '../config/paths.js';
 import { migrate } from '../registry/migrate.js';
 import { CompositionRejectedError, InvalidSubgraphError } from '../registry/subgraph-store.js';
+import { InvalidPolicyError, listPolicies, removePolicy, setPolicy, type PolicyLimits } from '../registry/policy-store.js';
+import { parseRoute, type RouteMetadata } from '../registry/route.js';
 import { demoSubgraphs, type DemoSubgraphName } from '../../subgraphs/index.js';
 import { startDemo } from './demo.js';
 import { startRouter } from './start-router.js';
@@ -28,6 +30,30 @@ function integer(name: string, min = 0) {
     if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
     return n;
   };
+}
+
+/** A limit flag: a whole number, or `none` to clear it. */
+function limit(name: string, min: number) {
+  return (value: string): number | null => (value === 'none' ? null : integer(name, min)(value));
+}
+
+function routeArgument(value: string): RouteMetadata {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('must be JSON, e.g. \'{"timeoutMs":500,"fallback":{"enabled":true}}\'');
+  }
+  const parsed = parseRoute(json);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.problems.join('; '));
+  return parsed.route;
+}
+
+function formatLimits(limits: PolicyLimits): string {
+  const parts = (['costLimit', 'maxConcurrency', 'queueLength', 'maxWaitMs', 'deadlineMs'] as const)
+    .filter((key) => limits[key] !== undefined)
+    .map((key) => `${key}=${limits[key]}`);
+  return parts.length ? parts.join(' ') : '(no limits)';
 }
 
 const databaseOption = () => new Option('--database-url <url>', 'PostgreSQL URL (default: DATABASE_URL, else the embedded database)');
@@ -123,11 +149,12 @@ export function buildProgram(): Command {
     .argument('<name>', 'subgraph name')
     .requiredOption('--url <url>', 'where the router reaches the subgraph')
     .option('--schema <file>', 'SDL file (default: read { _service { sdl } } from --url)')
-    .addOption(new Option('--timeout-ms <ms>', 'timeout of one call to this subgraph').argParser(integer('timeout', 1)))
+    .addOption(new Option('--timeout-ms <ms>', 'timeout of one attempt to this subgraph').argParser(integer('timeout', 1)))
+    .addOption(new Option('--route <json>', 'route metadata as JSON: timeoutMs, breaker, retry, hedge, fallback (see README)').argParser(routeArgument))
     .addOption(databaseOption())
     .addOption(dataDirOption())
-    .action(async (name: string, options: { url: string; schema?: string; timeoutMs?: number; databaseUrl?: string; dataDir?: string }) => {
-      const route = options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : undefined;
+    .action(async (name: string, options: { url: string; schema?: string; timeoutMs?: number; route?: RouteMetadata; databaseUrl?: string; dataDir?: string }) => {
+      const route = options.route || options.timeoutMs !== undefined ? { ...options.route, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) } : undefined;
       const { changed } = await withDatabase(storeConfig(options), (db) => publish(db, { name, url: options.url, schemaFile: options.schema, route }));
       console.log(changed ? `published ${name}` : `${name} is already published with this URL and schema`);
     });
@@ -151,6 +178,50 @@ export function buildProgram(): Command {
     .action(async (name: string, options: { databaseUrl?: string; dataDir?: string }) => {
       await withDatabase(storeConfig(options), (db) => removeCommand(db, name));
       console.log(`removed ${name}`);
+    });
+
+  const policy = program.command('policy').description('ops limits per operation, live on every router within a second');
+
+  policy
+    .command('set')
+    .description('set limits of one operation (* is the default for all others); "none" clears a limit')
+    .argument('<operation>', 'operation name, or * for the default')
+    .addOption(new Option('--cost-limit <n>', 'largest estimated cost accepted').argParser(limit('cost limit', 1)))
+    .addOption(new Option('--max-concurrency <n>', 'requests in flight per router instance').argParser(limit('max concurrency', 1)))
+    .addOption(new Option('--queue-length <n>', 'requests allowed to wait beyond the concurrency').argParser(limit('queue length', 0)))
+    .addOption(new Option('--max-wait-ms <ms>', 'longest wait in the queue').argParser(limit('max wait', 1)))
+    .addOption(new Option('--deadline-ms <ms>', 'request deadline').argParser(limit('deadline', 1)))
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (operation: string, options: { [K in keyof PolicyLimits]?: number | null } & { databaseUrl?: string; dataDir?: string }) => {
+      const { databaseUrl, dataDir, ...limits } = options;
+      const record = await withDatabase(storeConfig({ databaseUrl, dataDir }), (db) => setPolicy(db, operation, limits));
+      console.log(`policy ${record.operationName}: ${formatLimits(record)}`);
+    });
+
+  policy
+    .command('list')
+    .description('list the policies')
+    .option('--json', 'machine-readable output')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { json?: boolean; databaseUrl?: string; dataDir?: string }) => {
+      const records = await withDatabase(storeConfig(options), listPolicies);
+      if (options.json) console.log(JSON.stringify(records, null, 2));
+      else if (records.length === 0) console.log('no policy is set: the router defaults apply');
+      else for (const record of records) console.log(`${record.operationName.padEnd(24)}  ${formatLimits(record)}`);
+    });
+
+  policy
+    .command('remove')
+    .description('remove the policy of one operation (the * policy then applies)')
+    .argument('<operation>', 'operation name, or *')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (operation: string, options: { databaseUrl?: string; dataDir?: string }) => {
+      const removed = await withDatabase(storeConfig(options), (db) => removePolicy(db, operation));
+      if (!removed) throw new CliError(`no policy for "${operation}"`);
+      console.log(`removed the policy of ${operation}`);
     });
 
   program
@@ -185,7 +256,7 @@ function report(error: unknown): number {
     console.error(formatCompositionErrors(error));
     return 1;
   }
-  if (error instanceof InvalidSubgraphError) {
+  if (error instanceof InvalidSubgraphError || error instanceof InvalidPolicyError) {
     console.error(`error: ${error.message}`);
     return 2;
   }

@@ -33,7 +33,9 @@ export const configSchema = z
       .union([z.string(), z.array(z.string())])
       .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean))
       .default([]),
-    /** Default timeout of one subgraph call, in ms, when the registry sets none. Default 10000. */
+    /** Request deadline when no policy sets one, in ms: every subgraph call of a request must end within it. Default 2000. */
+    defaultDeadlineMs: positiveMs.default(2_000),
+    /** Default timeout of one attempt to a subgraph, in ms, when its route metadata sets none (the deadline usually cuts sooner). Default 10000. */
     subgraphTimeoutMs: positiveMs.default(10_000),
   })
   .strict();

@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   SUBGRAPH_TIMEOUT: { status: 504, title: 'Subgraph timed out', retryable: true, description: 'The subgraph did not answer within its own timeout.' },
   DEADLINE_EXCEEDED: { status: 504, title: 'Request deadline exceeded', retryable: true, description: 'The request deadline passed before the subgraph answered.' },
   CIRCUIT_OPEN: { status: 503, title: 'Subgraph circuit open', retryable: true, description: 'The subgraph failed too often recently; calls to it are skipped until a probe succeeds.' },
+  REQUEST_CANCELLED: { status: 499, title: 'Request cancelled', retryable: true, description: 'The client closed the connection; its subgraph calls were aborted (seen in logs and metrics, not by the client).' },
   UNAUTHENTICATED: { status: 401, title: 'Authentication required', retryable: false, description: 'No valid credentials were presented.' },
   FORBIDDEN: { status: 403, title: 'Forbidden', retryable: false, description: 'The caller may not read this field or run this operation.' },
   COST_LIMIT_EXCEEDED: { status: 400, title: 'Query cost over the limit', retryable: false, description: 'The estimated cost of the operation exceeds its policy limit.' },

@@ -4,7 +4,6 @@ import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import type { Executor } from '@graphql-tools/utils';
 import type { Database } from '../registry/database.js';
-import { watchChanges, type ChangeFeed } from '../registry/change-feed.js';
 import { listSubgraphs } from '../registry/subgraph-store.js';
 import type { RouteMetadata } from '../registry/route.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
@@ -17,7 +16,7 @@ import type { GraphHolder } from './served-graph.js';
 export type ExecutorFactory = (endpoint: SubgraphEndpoint, route: RouteMetadata) => Executor;
 
 export interface GraphSource {
-  /** Loads the first graph (resolves even if there is none yet) and starts watching for changes. */
+  /** Loads the first graph and starts watching for changes. */
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -45,55 +44,43 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
 
 export interface RegistryGraphSourceOptions extends SourceDeps {
   db: Database;
-  /** Change-feed poll interval on the embedded database, in ms. */
-  pollMs: number;
+}
+
+export interface RegistryGraphSource {
+  /** Re-reads the registry and swaps in a new graph if it changed; called by the change feed on every `subgraphs` change. */
+  reload(): Promise<void>;
 }
 
 /**
- * Serves what the registry holds. On every change of the `subgraphs` topic: read the set, compose,
- * build, swap. A set that does not compose (the store refuses those, but a row may be edited by
- * hand) is logged and the previous graph keeps serving. An empty registry serves nothing.
+ * Serves what the registry holds. On every reload: read the set, compose, build, swap. A set that
+ * does not compose (the store refuses those, but a row may be edited by hand) is logged and the
+ * previous graph keeps serving. An empty registry serves nothing.
  */
-export function createRegistryGraphSource(options: RegistryGraphSourceOptions): GraphSource {
-  let feed: ChangeFeed | undefined;
+export function createRegistryGraphSource(options: RegistryGraphSourceOptions): RegistryGraphSource {
   let lastKey: string | undefined;
-
-  async function reload(): Promise<void> {
-    const records = await listSubgraphs(options.db);
-    if (records.length === 0) {
-      if (options.holder.current) options.logger.warn('the registry is empty: no graph to serve');
-      lastKey = undefined;
-      options.holder.swap(undefined);
-      return;
-    }
-    const outcome = composeSupergraph(records);
-    if (!outcome.ok) {
-      options.metrics?.schemaReloads.inc({ result: 'failed' });
-      options.logger.error({ errors: outcome.errors }, 'the registered subgraphs do not compose; keeping the current graph');
-      return;
-    }
-    const routes = new Map(records.map((r) => [r.name, r.route]));
-    const key = outcome.supergraphSdl + JSON.stringify([...routes]);
-    if (key === lastKey) {
-      options.metrics?.schemaReloads.inc({ result: 'unchanged' });
-      return;
-    }
-    recordSwap(options, 'registry', outcome.supergraphSdl, routes);
-    lastKey = key;
-  }
-
   return {
-    async start() {
-      feed = await watchChanges(
-        options.db,
-        async (topic) => {
-          if (topic === 'subgraphs') await reload();
-        },
-        { pollMs: options.pollMs, onError: (error) => options.logger.warn({ err: error }, 'registry change check failed') },
-      );
-    },
-    async stop() {
-      await feed?.stop();
+    async reload() {
+      const records = await listSubgraphs(options.db);
+      if (records.length === 0) {
+        if (options.holder.current) options.logger.warn('the registry is empty: no graph to serve');
+        lastKey = undefined;
+        options.holder.swap(undefined);
+        return;
+      }
+      const outcome = composeSupergraph(records);
+      if (!outcome.ok) {
+        options.metrics?.schemaReloads.inc({ result: 'failed' });
+        options.logger.error({ errors: outcome.errors }, 'the registered subgraphs do not compose; keeping the current graph');
+        return;
+      }
+      const routes = new Map(records.map((r) => [r.name, r.route]));
+      const key = outcome.supergraphSdl + JSON.stringify([...routes]);
+      if (key === lastKey) {
+        options.metrics?.schemaReloads.inc({ result: 'unchanged' });
+        return;
+      }
+      recordSwap(options, 'registry', outcome.supergraphSdl, routes);
+      lastKey = key;
     },
   };
 }

@@ -1,108 +1,135 @@
-// The HTTP executor of one subgraph: a pooled keep-alive client that turns delegation requests into POSTs.
-import { print, type DocumentNode, type ExecutionResult } from 'graphql';
+// The executor of one subgraph: the resilience stack around the HTTP transport, and failures shaped for stitching.
+import type { ExecutionResult } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
-import { request as httpRequest, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { clientError } from '../errors/client-error.js';
-import type { ErrorCode } from '../errors/codes.js';
+import { withCircuitBreaker } from '../resilience/circuit-breaker.js';
+import { withFallback } from '../resilience/fallback.js';
+import { withHedging } from '../resilience/hedge.js';
+import { failureResult } from '../resilience/operation-shape.js';
+import { requestScopeOf } from '../resilience/request-scope.js';
+import { withRetry } from '../resilience/retry.js';
+import { isUpstreamFailure, UpstreamFailure, type CallHandler, type CallWrapper, type SubgraphCall } from '../resilience/subgraph-call.js';
+import type { ResolvedRoute, SubgraphHealth } from '../resilience/subgraph-health.js';
+import { withTimeout } from '../resilience/timeout.js';
 import type { RouterMetrics, SubgraphOutcome } from '../telemetry/metrics.js';
+import { enrichSubgraphResult } from './subgraph-errors.js';
+import { createHttpTransport } from './subgraph-transport.js';
 
 export interface SubgraphExecutorOptions {
   name: string;
   url: string;
-  /** Longest one call may take, in ms. */
-  timeoutMs: number;
+  route: ResolvedRoute;
+  health: SubgraphHealth;
   /** Shared keep-alive connection pool (undici Agent), owned by the router. */
   dispatcher: Dispatcher;
   metrics?: RouterMetrics;
-  /** Headers added to every call (content type and accept are set here). */
-  headers?: Record<string, string>;
+  /** Deadline of calls made outside a request scope (tests, tools), in ms. Default 2000. */
+  defaultDeadlineMs?: number;
 }
 
-/** Printed documents, by identity: stitching reuses document objects for the same plan. */
-const printed = new WeakMap<DocumentNode, string>();
+const FAILURE_OUTCOME: Record<UpstreamFailure['kind'], SubgraphOutcome> = {
+  network: 'network_error',
+  http: 'http_error',
+  timeout: 'timeout',
+  deadline: 'deadline',
+  cancelled: 'cancelled',
+  circuit_open: 'circuit_open',
+};
 
-function printDocument(document: DocumentNode): string {
-  let text = printed.get(document);
-  if (text === undefined) {
-    text = print(document);
-    printed.set(document, text);
-  }
-  return text;
-}
-
-class UpstreamFailure extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    readonly outcome: SubgraphOutcome,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT']);
-
-/** Classifies a thrown transport error without leaking addresses into the client-facing message. */
-function classifyThrown(error: unknown, name: string, timedOut: boolean): UpstreamFailure {
-  if (timedOut) return new UpstreamFailure('SUBGRAPH_TIMEOUT', 'timeout', `subgraph "${name}" did not answer in time`);
-  const err = error as { name?: string; code?: string };
-  if (err?.name === 'AbortError' || err?.code === 'UND_ERR_ABORTED' || err?.name === 'RequestAbortedError') {
-    return new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'aborted', `call to subgraph "${name}" was cancelled`);
-  }
-  if (err?.code && NETWORK_CODES.has(err.code)) return new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'network_error', `subgraph "${name}" is unreachable`);
-  return new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'network_error', `subgraph "${name}" could not be called`);
+/** Counts every attempt by outcome and feeds the latency of answered ones to the tracker. */
+function withAttemptMetrics(name: string, health: SubgraphHealth, metrics: RouterMetrics | undefined): CallWrapper {
+  const requests = metrics?.subgraphRequests;
+  const duration = metrics?.subgraphDuration.labels(name);
+  return (next) =>
+    async function measuredAttempt(call) {
+      const started = performance.now();
+      let outcome: SubgraphOutcome = 'ok';
+      try {
+        const result = await next(call);
+        if (result.errors?.length) outcome = 'graphql_error';
+        const elapsed = performance.now() - started;
+        health.latency.observe(elapsed);
+        duration?.observe(elapsed / 1000);
+        return result;
+      } catch (error) {
+        outcome = isUpstreamFailure(error) ? FAILURE_OUTCOME[error.kind] : 'network_error';
+        throw error;
+      } finally {
+        requests?.inc({ subgraph: name, outcome });
+      }
+    };
 }
 
 /**
- * Builds the executor for one subgraph.
+ * Builds the executor. The stack, from the outside in:
+ *   fallback (opt-in) → retry (queries) → hedge (queries) → attempt metrics → circuit breaker → timeout → HTTP
+ * so every attempt, first, retry or hedge, is counted, checked against the breaker and bounded by
+ * min(subgraph timeout, time left before the request deadline).
  *
- * 1. The document is printed once per document object and sent as `{ query, variables, operationName }`.
- * 2. The call is aborted when the delegation's signal fires (client gone) or the timeout passes.
- * 3. A 2xx JSON answer is returned as is (its GraphQL errors included). A non-2xx answer that still
- *    carries a GraphQL body (GraphQL over HTTP allows 4xx/5xx with one) is returned too; anything else
- *    becomes one error with a catalogue code and `extensions.subgraph`, never the URL or address.
+ * The executor never throws: a call that fails for good becomes a result shaped like the request,
+ * with a null and a catalogue error (code, subgraph, problem details) per root field and per entity,
+ * which the stitching layer places at the client paths they belong to. GraphQL errors from the
+ * subgraph pass through enriched and redacted.
  */
 export function createSubgraphExecutor(options: SubgraphExecutorOptions): Executor {
-  const { name, url, timeoutMs, dispatcher, metrics } = options;
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/graphql-response+json, application/json',
-    ...options.headers,
-  };
-  const requests = metrics?.subgraphRequests;
-  const duration = metrics?.subgraphDuration.labels(name);
-
-  async function call(request: ExecutionRequest): Promise<ExecutionResult> {
-    const body = JSON.stringify({ query: printDocument(request.document), variables: request.variables, operationName: request.operationName });
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = request.signal ? AbortSignal.any([request.signal, timeout]) : timeout;
-    const started = performance.now();
-    let outcome: SubgraphOutcome = 'ok';
-    try {
-      const response = await httpRequest(url, { method: 'POST', headers, body, signal, dispatcher });
-      const text = await response.body.text();
-      let parsed: ExecutionResult | undefined;
-      try {
-        const value = JSON.parse(text) as ExecutionResult;
-        if (value !== null && typeof value === 'object' && ('data' in value || 'errors' in value)) parsed = value;
-      } catch {
-        parsed = undefined;
-      }
-      if (parsed === undefined) {
-        const code: ErrorCode = response.statusCode === 502 || response.statusCode === 503 || response.statusCode === 504 ? 'SUBGRAPH_UNAVAILABLE' : 'SUBGRAPH_ERROR';
-        throw new UpstreamFailure(code, 'http_error', `subgraph "${name}" answered HTTP ${response.statusCode} without a GraphQL response`);
-      }
-      if (response.statusCode >= 400) outcome = 'http_error';
-      else if (parsed.errors?.length) outcome = 'graphql_error';
-      return parsed;
-    } catch (error) {
-      const failure = error instanceof UpstreamFailure ? error : classifyThrown(error, name, timeout.aborted);
-      outcome = failure.outcome;
-      return { data: null, errors: [clientError(failure.code, failure.message, { subgraph: name })] };
-    } finally {
-      requests?.inc({ subgraph: name, outcome });
-      duration?.observe((performance.now() - started) / 1000);
-    }
+  const { name, route, health, metrics } = options;
+  const defaultDeadlineMs = options.defaultDeadlineMs ?? 2_000;
+  const wrappers: CallWrapper[] = [];
+  if (route.fallback.enabled) {
+    wrappers.push(
+      withFallback({
+        store: health.lastGood,
+        onStale(request, ageMs, failure) {
+          metrics?.staleSections.inc({ subgraph: name });
+          requestScopeOf(request.context)?.stale.push({ subgraph: name, ageMs: Math.round(ageMs), failureCode: failure.code });
+        },
+      }),
+    );
   }
-  return call as Executor;
+  if (route.retry.enabled) {
+    wrappers.push(
+      withRetry({
+        maxRetries: route.retry.maxRetries,
+        budget: health.extra,
+        typicalLatencyMs: () => health.latency.percentile(50),
+        onRetry: () => metrics?.retries.inc({ subgraph: name }),
+      }),
+    );
+  }
+  if (route.hedge.enabled) {
+    wrappers.push(
+      withHedging({
+        delayMs: () => health.latency.percentile(95),
+        floorMs: route.hedge.floorMs,
+        extra: health.extra,
+        hedges: health.hedges,
+        recordExtraCall: !route.retry.enabled,
+        onHedge: () => metrics?.hedges.inc({ subgraph: name }),
+      }),
+    );
+  }
+  wrappers.push(withAttemptMetrics(name, health, metrics));
+  if (route.breaker.enabled) wrappers.push(withCircuitBreaker(health.breaker));
+  wrappers.push(withTimeout(route.timeoutMs));
+  const handler: CallHandler = wrappers.reduceRight<CallHandler>((next, wrap) => wrap(next), createHttpTransport({ name, url: options.url, dispatcher: options.dispatcher }));
+
+  return async function executeOnSubgraph(request: ExecutionRequest): Promise<ExecutionResult> {
+    const scope = requestScopeOf(request.context);
+    scope?.subgraphsCalled.add(name);
+    const call: SubgraphCall = {
+      subgraph: name,
+      request,
+      isQuery: request.operationType !== 'mutation',
+      signal: scope?.signal ?? request.signal ?? new AbortController().signal,
+      deadlineAt: scope?.deadlineAt ?? performance.now() + defaultDeadlineMs,
+      attempt: 'first',
+    };
+    try {
+      return enrichSubgraphResult(await handler(call), name);
+    } catch (error) {
+      const failure = isUpstreamFailure(error) ? error : new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'network', `subgraph "${name}" could not be called`);
+      return failureResult(request, (path) => clientError(failure.code, failure.message, { subgraph: name, path }));
+    }
+  } as Executor;
 }

@@ -1,24 +1,85 @@
 // Route metadata of a subgraph (the `route` column): per-subgraph settings that ops change without a deploy.
 import { z } from 'zod';
 
+const ms = z.number().int().positive();
+
 /**
- * Every key is optional; the router fills defaults from its config. Later capabilities (breaker,
- * retries, header rules, cache, fallback) add their keys here, so there is one accessor to read.
+ * Every key is optional; the router fills the defaults documented here. Published with
+ * `switchyard subgraph publish --route JSON` (or `--timeout-ms`), read through `readRoute`.
  */
 export const routeSchema = z
   .object({
-    /** Timeout of one call to this subgraph, in ms. Default: the router's `subgraphTimeoutMs`. */
-    timeoutMs: z.number().int().positive().optional(),
+    /** Timeout of one attempt to this subgraph, in ms. Default: the router's `subgraphTimeoutMs`. */
+    timeoutMs: ms.optional(),
+    /** Circuit breaker over a rolling window of attempt outcomes. */
+    breaker: z
+      .object({
+        /** Default true. */
+        enabled: z.boolean(),
+        /** Failure share that opens the circuit, 0..1. Default 0.5. */
+        failureRatio: z.number().gt(0).lte(1),
+        /** Attempts in the window before the ratio counts. Default 20. */
+        minRequests: z.number().int().positive(),
+        /** Length of the rolling window, in ms. Default 10000. */
+        windowMs: ms,
+        /** How long the circuit stays open before a probe, in ms. Default 5000. */
+        openMs: ms,
+      })
+      .partial()
+      .strict()
+      .optional(),
+    /** Retries of queries on connection failures, 502/503/504 and timeouts, within a budget of about 10% extra calls. */
+    retry: z
+      .object({
+        /** Default true. */
+        enabled: z.boolean(),
+        /** Retries after the first attempt. Default 2. */
+        maxRetries: z.number().int().min(0).max(5),
+      })
+      .partial()
+      .strict()
+      .optional(),
+    /** A backup call for queries slower than this subgraph's recent p95, within about 5% extra calls. */
+    hedge: z
+      .object({
+        /** Default true. */
+        enabled: z.boolean(),
+        /** Never hedge sooner than this, in ms. Default 20. */
+        floorMs: ms,
+      })
+      .partial()
+      .strict()
+      .optional(),
+    /** Serve a recent good copy of a section while this subgraph fails (opt-in). */
+    fallback: z
+      .object({
+        /** Default false. */
+        enabled: z.boolean(),
+        /** Oldest copy served, in ms. Default 300000 (5 minutes). */
+        maxAgeMs: ms,
+        /** Copies kept (entities and root fields), least recently used dropped first. Default 10000. */
+        maxEntries: z.number().int().positive(),
+      })
+      .partial()
+      .strict()
+      .optional(),
   })
   .strict();
 
 export type RouteMetadata = z.infer<typeof routeSchema>;
 
+/** Validates route metadata from a user (CLI, API): every problem in one message, or the parsed value. */
+export function parseRoute(value: unknown): { ok: true; route: RouteMetadata } | { ok: false; problems: string[] } {
+  const parsed = routeSchema.safeParse(value);
+  if (parsed.success) return { ok: true, route: parsed.data };
+  return { ok: false, problems: parsed.error.issues.map((i) => `${i.path.join('.') || 'route'}: ${i.message}`) };
+}
+
 /**
- * Reads a stored route. Keys this version does not know are dropped and a malformed value reads as
- * empty, so one bad row never stops a reload (writes are validated strictly by the store).
+ * Reads a stored route. A malformed value reads as empty, so one bad row never stops a reload
+ * (writes are validated strictly by the store).
  */
 export function readRoute(value: unknown): RouteMetadata {
-  const parsed = routeSchema.strip().safeParse(value ?? {});
+  const parsed = routeSchema.safeParse(value ?? {});
   return parsed.success ? parsed.data : {};
 }

@@ -1,6 +1,6 @@
 // The subgraph registry: list, publish (only what still composes) and remove subgraphs.
 import type { Database, Queryable } from './database.js';
-import { readRoute, routeSchema, type RouteMetadata } from './route.js';
+import { parseRoute, readRoute, type RouteMetadata } from './route.js';
 
 export interface SubgraphRecord {
   name: string;
@@ -71,8 +71,8 @@ function validateInput(input: SubgraphInput): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidSubgraphError(`subgraph URL must be http or https: ${input.url}`);
   if (input.sdl.trim() === '') throw new InvalidSubgraphError(`empty schema for subgraph "${input.name}"`);
   if (input.route !== undefined) {
-    const parsed = routeSchema.safeParse(input.route);
-    if (!parsed.success) throw new InvalidSubgraphError(`invalid route metadata: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    const parsed = parseRoute(input.route);
+    if (!parsed.ok) throw new InvalidSubgraphError(`invalid route metadata: ${parsed.problems.join('; ')}`);
   }
 }
 

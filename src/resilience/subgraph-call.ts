@@ -75,3 +75,26 @@ export function isUpstreamFailure(error: unknown): error is UpstreamFailure {
 export function timeLeft(call: Pick<SubgraphCall, 'deadlineAt'>, now: number = performance.now()): number {
   return Math.max(0, call.deadlineAt - now);
 }
+
+/** Why a call's signal fired: the reason object every abort in the subgraph layer carries. */
+export type AbortCause = 'deadline' | 'client' | 'timeout' | 'superseded';
+
+export class CallAborted extends Error {
+  constructor(readonly why: AbortCause) {
+    super(`call aborted: ${why}`);
+    this.name = 'CallAborted';
+  }
+}
+
+/** The failure an aborted attempt ends with, from the abort's reason. */
+export function failureFromAbort(reason: unknown, subgraph: string): UpstreamFailure {
+  const cause = reason instanceof CallAborted ? reason.why : 'client';
+  switch (cause) {
+    case 'timeout':
+      return new UpstreamFailure('SUBGRAPH_TIMEOUT', 'timeout', `subgraph "${subgraph}" did not answer within its timeout`);
+    case 'deadline':
+      return new UpstreamFailure('DEADLINE_EXCEEDED', 'deadline', `the request deadline passed before subgraph "${subgraph}" answered`);
+    default:
+      return new UpstreamFailure('REQUEST_CANCELLED', 'cancelled', `the call to subgraph "${subgraph}" was cancelled`);
+  }
+}

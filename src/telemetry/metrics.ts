@@ -2,7 +2,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ANONYMOUS_OPERATION, METRIC, OTHER_OPERATION } from './metric-names.js';
 
-export type SubgraphOutcome = 'ok' | 'graphql_error' | 'http_error' | 'network_error' | 'timeout' | 'aborted';
+/** Outcome of one attempt to a subgraph: a GraphQL answer (with or without errors), or how it failed. */
+export type SubgraphOutcome = 'ok' | 'graphql_error' | 'http_error' | 'network_error' | 'timeout' | 'deadline' | 'cancelled' | 'circuit_open';
 
 export interface RouterMetrics {
   readonly registry: Registry;
@@ -10,6 +11,12 @@ export interface RouterMetrics {
   readonly requestDuration: Histogram<'operation'>;
   readonly subgraphRequests: Counter<'subgraph' | 'outcome'>;
   readonly subgraphDuration: Histogram<'subgraph'>;
+  readonly circuitState: Gauge<'subgraph'>;
+  readonly retries: Counter<'subgraph'>;
+  readonly hedges: Counter<'subgraph'>;
+  readonly staleSections: Counter<'subgraph'>;
+  readonly partialResponses: Counter<'operation'>;
+  readonly missingSections: Counter<'subgraph' | 'code'>;
   readonly schemaVersion: Gauge;
   readonly schemaReloads: Counter<'result'>;
   readonly schemaLastReload: Gauge;
@@ -37,6 +44,12 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     requestDuration: new Histogram({ name: METRIC.requestDuration, help: 'Request latency at the router, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
     subgraphRequests: new Counter({ name: METRIC.subgraphRequests, help: 'Calls to subgraphs by outcome.', labelNames: ['subgraph', 'outcome'], registers: [registry] }),
     subgraphDuration: new Histogram({ name: METRIC.subgraphDuration, help: 'Latency of subgraph calls, in seconds.', labelNames: ['subgraph'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+    circuitState: new Gauge({ name: METRIC.circuitState, help: 'Circuit breaker state per subgraph: 0 closed, 1 open, 2 half-open.', labelNames: ['subgraph'], registers: [registry] }),
+    retries: new Counter({ name: METRIC.retries, help: 'Retry attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
+    hedges: new Counter({ name: METRIC.hedges, help: 'Hedge (backup) attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
+    staleSections: new Counter({ name: METRIC.staleSections, help: 'Subgraph calls answered from a stale last-good copy.', labelNames: ['subgraph'], registers: [registry] }),
+    partialResponses: new Counter({ name: METRIC.partialResponses, help: 'Responses with at least one missing or stale section.', labelNames: ['operation'], registers: [registry] }),
+    missingSections: new Counter({ name: METRIC.missingSections, help: 'Sections missing from responses, by subgraph and error code.', labelNames: ['subgraph', 'code'], registers: [registry] }),
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
     schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
     schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),

@@ -5,9 +5,9 @@ import { createFaultSwitch, DEFAULT_FAULT_SETTINGS, FaultSettingsError, faultSet
 describe('fault switch', () => {
   it('starts from the defaults and changes only the given knobs', () => {
     const faults = createFaultSwitch();
-    expect(faults.get()).toEqual({ latencyMs: 0, jitterMs: 0, errorRate: 0, mode: 'ok' });
+    expect(faults.get()).toEqual({ ...DEFAULT_FAULT_SETTINGS, latencyMs: 0, jitterMs: 0, errorRate: 0, mode: 'ok' });
     expect(faults.set({ latencyMs: 80 })).toEqual({ ...DEFAULT_FAULT_SETTINGS, latencyMs: 80 });
-    expect(faults.set({ mode: 'hang', errorRate: 0.5 })).toEqual({ latencyMs: 80, jitterMs: 0, errorRate: 0.5, mode: 'hang' });
+    expect(faults.set({ mode: 'hang', errorRate: 0.5 })).toEqual({ ...DEFAULT_FAULT_SETTINGS, latencyMs: 80, jitterMs: 0, errorRate: 0.5, mode: 'hang' });
   });
 
   it('rejects bad input as a whole, lists every problem and changes nothing', () => {

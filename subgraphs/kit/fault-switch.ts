@@ -15,8 +15,17 @@ export interface FaultSettings {
   readonly latencyMs: number;
   /** A uniform random 0..jitterMs added to `latencyMs`, in milliseconds. Default 0, at most `MAX_DELAY_MS`. */
   readonly jitterMs: number;
-  /** Fraction (0..1) of `/graphql` requests that answer with an `INJECTED_FAULT` error. Default 0. */
+  /** Fraction (0..1) of `/graphql` requests that fail as `errorStatus` says. Default 0. */
   readonly errorRate: number;
+  /**
+   * How an injected failure answers: 200 (default) with an `INJECTED_FAULT` GraphQL error, or one of
+   * 500, 502, 503, 504 with a plain-text body (no GraphQL response), like a proxy in front of a failing service.
+   */
+  readonly errorStatus: number;
+  /** Fraction (0..1) of answered `/graphql` requests that wait `slowMs` more: a tail-latency knob. Default 0. */
+  readonly slowRate: number;
+  /** Extra delay of a slow request, in milliseconds. Default 0, at most `MAX_DELAY_MS`. */
+  readonly slowMs: number;
   /** Default `ok`. */
   readonly mode: FaultMode;
 }
@@ -24,13 +33,19 @@ export interface FaultSettings {
 /** Ten minutes: longer delays are what `hang` is for, and it keeps timers far below setTimeout's 2^31-1 limit. */
 export const MAX_DELAY_MS = 600_000;
 
-export const DEFAULT_FAULT_SETTINGS: FaultSettings = Object.freeze({ latencyMs: 0, jitterMs: 0, errorRate: 0, mode: 'ok' });
+export const DEFAULT_FAULT_SETTINGS: FaultSettings = Object.freeze({ latencyMs: 0, jitterMs: 0, errorRate: 0, errorStatus: 200, slowRate: 0, slowMs: 0, mode: 'ok' });
+
+/** Statuses an injected failure may answer with. */
+export const ERROR_STATUSES: readonly number[] = [200, 500, 502, 503, 504];
 
 /** The environment variable that sets each knob at start. */
 export const FAULT_ENV_VARS: Readonly<Record<keyof FaultSettings, string>> = Object.freeze({
   latencyMs: 'FAULT_LATENCY_MS',
   jitterMs: 'FAULT_JITTER_MS',
   errorRate: 'FAULT_ERROR_RATE',
+  errorStatus: 'FAULT_ERROR_STATUS',
+  slowRate: 'FAULT_SLOW_RATE',
+  slowMs: 'FAULT_SLOW_MS',
   mode: 'FAULT_MODE',
 });
 
@@ -69,6 +84,9 @@ const EXPECTED: Readonly<Record<keyof FaultSettings, string>> = {
   latencyMs: `a number of milliseconds from 0 to ${MAX_DELAY_MS}`,
   jitterMs: `a number of milliseconds from 0 to ${MAX_DELAY_MS}`,
   errorRate: 'a number from 0 to 1',
+  errorStatus: `one of ${ERROR_STATUSES.join(', ')}`,
+  slowRate: 'a number from 0 to 1',
+  slowMs: `a number of milliseconds from 0 to ${MAX_DELAY_MS}`,
   mode: `one of ${FAULT_MODES.join(', ')}`,
 };
 
@@ -76,6 +94,9 @@ const CHECKS: Readonly<Record<keyof FaultSettings, (value: unknown) => boolean>>
   latencyMs: isDelay,
   jitterMs: isDelay,
   errorRate: isRate,
+  errorStatus: (value) => typeof value === 'number' && ERROR_STATUSES.includes(value),
+  slowRate: isRate,
+  slowMs: isDelay,
   mode: isMode,
 };
 
@@ -85,7 +106,7 @@ const CHECKS: Readonly<Record<keyof FaultSettings, (value: unknown) => boolean>>
  */
 export function validateFaultPatch(input: unknown): Partial<FaultSettings> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new FaultSettingsError(['expected a JSON object with some of latencyMs, jitterMs, errorRate, mode']);
+    throw new FaultSettingsError([`expected a JSON object with some of ${KNOBS.join(', ')}`]);
   }
   const problems: string[] = [];
   const patch: Record<string, unknown> = {};

@@ -1,6 +1,7 @@
 // HTTP behaviour shared by every demo subgraph: health, admin endpoints, each fault mode, env knobs, close().
 import { afterEach, describe, expect, it } from 'vitest';
 import { createProductSubgraph } from '../product/index.js';
+import { DEFAULT_FAULT_SETTINGS } from './fault-switch.js';
 import { baseUrl, createServerPool, postGraphql, readStats, waitForStats } from './test-client.js';
 
 const PRODUCT_QUERY = /* GraphQL */ `query { product(id: "1") { id name } }`;
@@ -37,9 +38,9 @@ describe('admin: fault switch', () => {
     const subgraph = createProductSubgraph({ env: {} });
     const running = await pool.start(subgraph);
     const base = baseUrl(running);
-    expect(await (await fetch(`${base}/admin/faults`)).json()).toEqual({ latencyMs: 0, jitterMs: 0, errorRate: 0, mode: 'ok' });
+    expect(await (await fetch(`${base}/admin/faults`)).json()).toEqual({ ...DEFAULT_FAULT_SETTINGS, latencyMs: 0, jitterMs: 0, errorRate: 0, mode: 'ok' });
     const changed = await postFaults(base, { latencyMs: 5, errorRate: 0.5 });
-    expect(changed).toEqual({ status: 200, body: { latencyMs: 5, jitterMs: 0, errorRate: 0.5, mode: 'ok' } });
+    expect(changed).toEqual({ status: 200, body: { ...DEFAULT_FAULT_SETTINGS, latencyMs: 5, errorRate: 0.5 } });
     expect(subgraph.faults.get()).toEqual(changed.body);
   });
 
@@ -114,6 +115,22 @@ describe('fault modes', () => {
     expect((await postGraphql(running.url, PRODUCT_QUERY)).body.errors?.[0].extensions?.code).toBe('INJECTED_FAULT');
     subgraph.faults.set({ errorRate: 0 });
     expect((await postGraphql(running.url, PRODUCT_QUERY)).body.errors).toBeUndefined();
+  });
+
+  it('errorStatus: an injected failure answers a bare 5xx without a GraphQL body', async () => {
+    const subgraph = createProductSubgraph({ env: {}, faults: { errorRate: 1, errorStatus: 503 } });
+    const running = await pool.start(subgraph);
+    const response = await fetch(running.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: PRODUCT_QUERY }) });
+    expect(response.status).toBe(503);
+    expect(await response.text()).toBe('product subgraph: injected HTTP 503');
+    expect(subgraph.stats.dataSourceCalls.productsById).toBe(0);
+  });
+
+  it('slowRate: delays that fraction of requests by slowMs, the others not at all', async () => {
+    const running = await pool.start(createProductSubgraph({ env: {}, faults: { slowRate: 1, slowMs: 150 } }));
+    const started = performance.now();
+    await postGraphql(running.url, PRODUCT_QUERY);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
   });
 
   it('errorRate: a fraction in between fails some requests but not all', async () => {
@@ -200,12 +217,12 @@ describe('fault modes', () => {
 describe('fault settings at start', () => {
   it('reads the FAULT_* environment variables', () => {
     const subgraph = createProductSubgraph({ env: { FAULT_LATENCY_MS: '80', FAULT_JITTER_MS: '5', FAULT_ERROR_RATE: '0.1', FAULT_MODE: 'hang' } });
-    expect(subgraph.faults.get()).toEqual({ latencyMs: 80, jitterMs: 5, errorRate: 0.1, mode: 'hang' });
+    expect(subgraph.faults.get()).toEqual({ ...DEFAULT_FAULT_SETTINGS, latencyMs: 80, jitterMs: 5, errorRate: 0.1, mode: 'hang' });
   });
 
   it('lets the faults option win over the environment', () => {
     const subgraph = createProductSubgraph({ env: { FAULT_LATENCY_MS: '80', FAULT_MODE: 'error' }, faults: { mode: 'ok' } });
-    expect(subgraph.faults.get()).toEqual({ latencyMs: 80, jitterMs: 0, errorRate: 0, mode: 'ok' });
+    expect(subgraph.faults.get()).toEqual({ ...DEFAULT_FAULT_SETTINGS, latencyMs: 80, jitterMs: 0, errorRate: 0, mode: 'ok' });
   });
 
   it('throws at start on a bad environment value, naming the variable', () => {

@@ -20,8 +20,8 @@ export interface SubgraphServerParts {
  * Starts one HTTP server for a subgraph. A `/graphql` request goes through these steps:
  * 1. read the fault settings once, so a change mid-request cannot mix two configurations;
  * 2. `down`: destroy the socket, no answer at all; `hang`: never answer;
- * 3. wait `latencyMs + random(0..jitterMs)` on a timer that the client's disconnect clears;
- * 4. `error` mode, or a draw under `errorRate`: answer 200 with an `INJECTED_FAULT` GraphQL error;
+ * 3. wait `latencyMs + random(0..jitterMs)` (plus `slowMs` for a `slowRate` draw) on a timer that the client's disconnect clears;
+ * 4. `error` mode, or a draw under `errorRate`: answer `errorStatus` (200 with an `INJECTED_FAULT` GraphQL error, or a bare 5xx);
  * 5. authenticate, when a hook is configured (the one place for it);
  * 6. hand the request to yoga.
  * One `close` listener per request keeps `inFlight` and `aborted` right whatever the ending.
@@ -74,18 +74,23 @@ export function startSubgraphServer(parts: SubgraphServerParts, port: number, ho
       return;
     }
     const fail = settings.mode === 'error' || (settings.errorRate > 0 && Math.random() < settings.errorRate);
-    const delayMs = settings.latencyMs + (settings.jitterMs > 0 ? Math.random() * settings.jitterMs : 0);
-    if (delayMs <= 0) return answer(req, res, fail);
+    const slow = settings.slowRate > 0 && Math.random() < settings.slowRate;
+    const delayMs = settings.latencyMs + (settings.jitterMs > 0 ? Math.random() * settings.jitterMs : 0) + (slow ? settings.slowMs : 0);
+    if (delayMs <= 0) return answer(req, res, fail, settings.errorStatus);
     const pending = setTimeout(function afterInjectedLatency() {
       timers.delete(pending);
       timer = undefined;
-      answer(req, res, fail);
+      answer(req, res, fail, settings.errorStatus);
     }, delayMs);
     timer = pending;
     timers.add(pending);
   }
 
-  function answer(req: IncomingMessage, res: ServerResponse, fail: boolean): void {
+  function answer(req: IncomingMessage, res: ServerResponse, fail: boolean, errorStatus: number): void {
+    if (fail && errorStatus !== 200) {
+      req.resume();
+      return sendText(res, errorStatus, `${name} subgraph: injected HTTP ${errorStatus}`);
+    }
     if (fail) {
       req.resume();
       // GraphQL over HTTP: a response with `data: null` is still a 2xx under either media type.

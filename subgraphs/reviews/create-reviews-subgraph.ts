@@ -1,7 +1,8 @@
 // The reviews subgraph: owns Review and adds Product.reviews, batched through DataLoader.
 import DataLoader from 'dataloader';
 import { createDemoSubgraph, createTableSource, type DemoSubgraph, type ResolverMap, type SubgraphOptions } from '../kit/index.js';
-import { generateReviews, type ReviewRow } from './review-data.js';
+import { createGraphQLError } from 'graphql-yoga';
+import { appendReview, generateReviews, type ReviewRow } from './review-data.js';
 
 /** Per request: fresh loaders, so no cached row outlives the request that loaded it. */
 export interface ReviewsContext {
@@ -9,6 +10,19 @@ export interface ReviewsContext {
     reviewsByProductId: DataLoader<string, readonly ReviewRow[] | null>;
     reviewsById: DataLoader<string, ReviewRow | null>;
   };
+  /** Stores a new review (validated) and returns it. */
+  addReview(input: { productId: string; rating: number; body: string; author: string | null }): ReviewRow;
+}
+
+interface AddReviewArgs {
+  productId: string;
+  rating: number;
+  body: string;
+  author?: string | null;
+}
+
+function badInput(message: string) {
+  return createGraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
 }
 
 /** What this subgraph knows of a product: its key. */
@@ -20,6 +34,14 @@ const resolvers: ResolverMap = {
   Query: {
     review: function resolveReview(_: unknown, args: { id: string }, context: ReviewsContext) {
       return context.loaders.reviewsById.load(args.id);
+    },
+  },
+  Mutation: {
+    addReview: function resolveAddReview(_: unknown, args: AddReviewArgs, context: ReviewsContext) {
+      if (!Number.isInteger(args.rating) || args.rating < 1 || args.rating > 5) throw badInput(`rating must be 1 to 5 (got ${args.rating})`);
+      const body = args.body.trim();
+      if (body.length === 0 || body.length > 2000) throw badInput('body must be 1 to 2000 characters');
+      return context.addReview({ productId: args.productId, rating: args.rating, body, author: args.author?.trim() || null });
     },
   },
   Product: {
@@ -54,7 +76,13 @@ export function createReviewsSubgraph(options: SubgraphOptions = {}): DemoSubgra
         const reviewsById = createTableSource('reviewsById', tables.byId, stats);
         return {
           resolvers,
-          createContext: () => ({ loaders: { reviewsByProductId: new DataLoader(reviewsByProductId), reviewsById: new DataLoader(reviewsById) } }),
+          createContext: () => ({
+            loaders: { reviewsByProductId: new DataLoader(reviewsByProductId), reviewsById: new DataLoader(reviewsById) },
+            addReview(input) {
+              if (!tables.byProductId.has(input.productId)) throw badInput(`no product has id "${input.productId}"`);
+              return appendReview(tables, input);
+            },
+          }),
         };
       },
     },

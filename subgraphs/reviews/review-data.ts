@@ -59,3 +59,16 @@ export function generateReviews(ids: readonly string[] = productIds()): ReviewTa
   }
   return { byId, byProductId };
 }
+
+/**
+ * Adds a review (the demo's one write): numbered after every existing review, kept in memory for
+ * the life of this subgraph instance. The caller has validated the input and the product id.
+ */
+export function appendReview(tables: ReviewTables, input: { productId: string; rating: number; body: string; author: string | null }): ReviewRow {
+  const byId = tables.byId as Map<string, ReviewRow>;
+  const byProductId = tables.byProductId as Map<string, readonly ReviewRow[]>;
+  const review: ReviewRow = Object.freeze({ id: `r-${byId.size + 1}`, ...input });
+  byId.set(review.id, review);
+  byProductId.set(input.productId, Object.freeze([...(byProductId.get(input.productId) ?? []), review]));
+  return review;
+}

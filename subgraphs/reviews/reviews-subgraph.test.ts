@@ -88,3 +88,37 @@ describe('reviews subgraph', () => {
     expect(tables.byId.get('r-1')).toEqual({ id: 'r-1', productId: '1', body: 'Not as described. Delivery was quick.', rating: 1, author: 'Alan' });
   });
 });
+
+describe('reviews subgraph: adding a review', () => {
+  it('stores a valid review, which then appears under its product', async () => {
+    const subgraph = createReviewsSubgraph({ env: {} });
+    const running = await subgraph.listen(0);
+    try {
+      const before = await postGraphql(running.url, '{ _entities(representations: [{ __typename: "Product", id: "2" }]) { ... on Product { reviews { id } } } }');
+      const count = before.body.data?._entities[0].reviews.length;
+      const added = await postGraphql(running.url, 'mutation { addReview(productId: "2", rating: 5, body: " Great stool ", author: "Ada") { id rating body author } }');
+      expect(added.body.errors).toBeUndefined();
+      expect(added.body.data?.addReview).toMatchObject({ rating: 5, body: 'Great stool', author: 'Ada' });
+      const after = await postGraphql(running.url, '{ _entities(representations: [{ __typename: "Product", id: "2" }]) { ... on Product { reviews { id } } } }');
+      expect(after.body.data?._entities[0].reviews).toHaveLength(count + 1);
+      expect(after.body.data?._entities[0].reviews.at(-1).id).toBe(added.body.data?.addReview.id);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it.each([
+    ['a rating out of range', 'mutation { addReview(productId: "2", rating: 6, body: "x") { id } }', /rating must be 1 to 5/],
+    ['an empty body', 'mutation { addReview(productId: "2", rating: 3, body: "  ") { id } }', /body must be/],
+    ['an unknown product', 'mutation { addReview(productId: "nope", rating: 3, body: "x") { id } }', /no product has id "nope"/],
+  ])('refuses %s with BAD_USER_INPUT', async (_, mutation, message) => {
+    const running = await createReviewsSubgraph({ env: {} }).listen(0);
+    try {
+      const answer = await postGraphql(running.url, mutation);
+      expect(answer.body.errors?.[0].message).toMatch(message);
+      expect(answer.body.errors?.[0].extensions?.code).toBe('BAD_USER_INPUT');
+    } finally {
+      await running.close();
+    }
+  });
+});

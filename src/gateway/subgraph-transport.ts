@@ -1,0 +1,72 @@
+// One HTTP attempt to a subgraph over the shared keep-alive pool: POST the operation, read a GraphQL response.
+import { print, type DocumentNode, type ExecutionResult } from 'graphql';
+import { request as httpRequest, type Dispatcher } from 'undici';
+import { UpstreamFailure, failureFromAbort, type CallHandler } from '../resilience/subgraph-call.js';
+
+export interface TransportOptions {
+  name: string;
+  url: string;
+  /** Shared keep-alive connection pool (undici Agent), owned by the router. */
+  dispatcher: Dispatcher;
+  /** Headers added to every call. */
+  headers?: Record<string, string>;
+}
+
+/** Printed documents, by identity: the stitching layer reuses document objects for the same plan. */
+const printed = new WeakMap<DocumentNode, string>();
+
+function printDocument(document: DocumentNode): string {
+  let text = printed.get(document);
+  if (text === undefined) {
+    text = print(document);
+    printed.set(document, text);
+  }
+  return text;
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * Builds the handler of one attempt.
+ * 1. The document is printed once per document object and sent as `{ query, variables, operationName }`.
+ * 2. The attempt is aborted when `call.signal` fires; the failure then says why (timeout, deadline, cancelled).
+ * 3. A JSON body with `data` or `errors` is a GraphQL response whatever the status (GraphQL over HTTP
+ *    allows 4xx/5xx with one) and is returned as is. Anything else is an `http` failure; connection
+ *    problems are `network` failures. Messages name the subgraph, never its URL or address.
+ */
+export function createHttpTransport(options: TransportOptions): CallHandler {
+  const { name, url, dispatcher } = options;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/graphql-response+json, application/json',
+    ...options.headers,
+  };
+  return async function sendToSubgraph(call): Promise<ExecutionResult> {
+    const { request } = call;
+    const body = JSON.stringify({ query: printDocument(request.document), variables: request.variables, operationName: request.operationName });
+    let response: Dispatcher.ResponseData;
+    let text: string;
+    try {
+      response = await httpRequest(url, { method: 'POST', headers, body, signal: call.signal, dispatcher });
+      text = await response.body.text();
+    } catch (error) {
+      if (call.signal.aborted) throw failureFromAbort(call.signal.reason, name);
+      const code = (error as { code?: string }).code;
+      const why = code && NETWORK_CODES.has(code) ? 'is unreachable' : 'could not be called';
+      throw new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'network', `subgraph "${name}" ${why}`);
+    }
+    let parsed: ExecutionResult | undefined;
+    try {
+      const value = JSON.parse(text) as ExecutionResult;
+      if (value !== null && typeof value === 'object' && ('data' in value || 'errors' in value)) parsed = value;
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed === undefined) {
+      const status = response.statusCode;
+      const code = status === 502 || status === 503 || status === 504 ? 'SUBGRAPH_UNAVAILABLE' : 'SUBGRAPH_ERROR';
+      throw new UpstreamFailure(code, 'http', `subgraph "${name}" answered HTTP ${status} without a GraphQL response`, status);
+    }
+    return parsed;
+  };
+}

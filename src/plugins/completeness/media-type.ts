@@ -1,0 +1,17 @@
+// Which GraphQL-over-HTTP media type a response will use, decided the way yoga's result processor decides it.
+
+/**
+ * True when the response is `application/graphql-response+json`: the first acceptable entry of the
+ * Accept header names it. `application/json` or a wildcard first (and no Accept at all) mean
+ * `application/json`, where GraphQL over HTTP keeps status 200 for results with errors.
+ */
+export function respondsWithGraphQLResponseJson(accept: string | null | undefined): boolean {
+  for (const entry of (accept || '*/*').toLowerCase().replace(/\s/g, '').split(',')) {
+    const [mediaType, ...params] = entry.split(';');
+    const charset = params.find((p) => p.startsWith('charset='));
+    if (charset && charset !== 'charset=utf-8') continue;
+    if (mediaType === 'application/graphql-response+json') return true;
+    if (mediaType === 'application/json' || mediaType === 'application/*' || mediaType === '*/*') return false;
+  }
+  return false;
+}

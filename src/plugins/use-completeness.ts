@@ -1,0 +1,84 @@
+// Says at the top of every response whether it is complete, which sections are missing, and sets status and caching.
+import { getOperationAST, type ExecutionResult, type GraphQLError } from 'graphql';
+import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { requestScopeOf } from '../resilience/request-scope.js';
+import type { RouterMetrics } from '../telemetry/metrics.js';
+import { respondsWithGraphQLResponseJson } from './completeness/media-type.js';
+import { repathErrors } from './completeness/repath-errors.js';
+
+export interface CompletenessOptions {
+  metrics?: RouterMetrics;
+  /** Maps an operation name to its metric label (bounded cardinality). */
+  operationLabel?: (name: string | null | undefined) => string;
+}
+
+export interface MissingSection {
+  /** Response path of the missing field (absent for a stale copy, which stands in for a whole subgraph call). */
+  path?: readonly (string | number)[];
+  subgraph?: string;
+  code: string;
+  /** Age of the copy served instead, in ms (code STALE). */
+  ageMs?: number;
+}
+
+export interface Completeness {
+  complete: boolean;
+  missing: MissingSection[];
+}
+
+const TIMEOUT_CODES = new Set(['DEADLINE_EXCEEDED', 'SUBGRAPH_TIMEOUT']);
+
+/**
+ * After execution:
+ * 1. Field errors are put at their exact paths (list indices included), one per failed field.
+ * 2. `extensions.completeness = { complete, missing: [{ path, subgraph, code }] }`, stale copies included.
+ * 3. Headers: `Switchyard-Completed: true|false`; a partial answer also gets `Cache-Control: no-store`.
+ * 4. Status: when `data` is null because a required section failed, a client reading
+ *    `application/graphql-response+json` gets 504 if a deadline or timeout caused it and 502
+ *    otherwise; `application/json` keeps 200 (GraphQL over HTTP). Never 206.
+ */
+export function useCompleteness(options: CompletenessOptions = {}): Plugin {
+  const { metrics } = options;
+  return {
+    onExecute({ args }) {
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (isAsyncIterable(result)) return;
+          const context = args.contextValue as Partial<YogaInitialContext>;
+          const scope = requestScopeOf(args.contextValue);
+          const errors = result.errors?.length ? repathErrors(result.errors as readonly GraphQLError[], result.data) : undefined;
+          const missing: MissingSection[] = [];
+          for (const error of errors ?? []) {
+            if (!error.path) continue;
+            const extensions = error.extensions ?? {};
+            missing.push({
+              path: error.path,
+              subgraph: typeof extensions.subgraph === 'string' ? extensions.subgraph : undefined,
+              code: typeof extensions.code === 'string' ? extensions.code : 'INTERNAL_SERVER_ERROR',
+            });
+          }
+          for (const stale of scope?.stale ?? []) missing.push({ subgraph: stale.subgraph, code: 'STALE', ageMs: stale.ageMs });
+          const complete = missing.length === 0 && !errors?.length;
+          const headers: Record<string, string> = { 'switchyard-completed': String(complete) };
+          if (!complete) headers['cache-control'] = 'no-store';
+          let status: number | undefined;
+          if (result.data === null && errors?.length && respondsWithGraphQLResponseJson(context.request?.headers.get('accept'))) {
+            status = errors.some((e) => TIMEOUT_CODES.has(String(e.extensions?.code))) ? 504 : 502;
+          }
+          if (!complete && metrics) {
+            const name = args.operationName ?? getOperationAST(args.document, args.operationName)?.name?.value;
+            metrics.partialResponses.inc({ operation: (options.operationLabel ?? metrics.operationLabel)(name) });
+            for (const section of missing) metrics.missingSections.inc({ subgraph: section.subgraph ?? '(router)', code: section.code });
+          }
+          const http = { headers, ...(status !== undefined ? { status } : {}) };
+          const next: ExecutionResult = {
+            ...result,
+            ...(errors ? { errors } : {}),
+            extensions: { ...result.extensions, completeness: { complete, missing } satisfies Completeness, http },
+          };
+          setResult(next);
+        },
+      };
+    },
+  };
+}

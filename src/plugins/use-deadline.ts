@@ -1,0 +1,48 @@
+// One deadline per request: the operation's policy (or the default), lowered by the Switchyard-Deadline-Ms header.
+import { getOperationAST } from 'graphql';
+import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { clientError } from '../errors/client-error.js';
+import type { PolicyBook } from '../registry/policy-store.js';
+import { attachRequestScope, createRequestScope } from '../resilience/request-scope.js';
+
+export interface DeadlineOptions {
+  policies: PolicyBook;
+  /** Deadline when no policy sets one, in ms. */
+  defaultDeadlineMs: number;
+}
+
+export const DEADLINE_HEADER = 'switchyard-deadline-ms';
+
+/**
+ * At execution start, creates the request scope: deadline = min(policy `deadline_ms` or the
+ * default, the client's `Switchyard-Deadline-Ms`). Its signal fires at the deadline or when the
+ * client disconnects, aborting every subgraph call still running; the timer and the listener are
+ * released when execution ends. A header that is not a positive integer is a 400 BAD_REQUEST.
+ */
+export function useDeadline(options: DeadlineOptions): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const request = (args.contextValue as Partial<YogaInitialContext>).request;
+      const operationName = args.operationName ?? getOperationAST(args.document, args.operationName)?.name?.value;
+      let deadlineMs = options.policies.resolve(operationName).deadlineMs ?? options.defaultDeadlineMs;
+      const header = request?.headers.get(DEADLINE_HEADER);
+      if (header !== null && header !== undefined) {
+        const asked = /^\s*\d{1,9}\s*$/.test(header) ? Number(header) : NaN;
+        if (!(asked > 0)) {
+          setResultAndStopExecution({
+            errors: [clientError('BAD_REQUEST', 'Switchyard-Deadline-Ms must be a positive whole number of milliseconds', { httpStatus: 400 })],
+          });
+          return;
+        }
+        deadlineMs = Math.min(deadlineMs, asked);
+      }
+      const scope = createRequestScope({ deadlineMs, clientSignal: request?.signal });
+      attachRequestScope(args.contextValue, scope);
+      return {
+        onExecuteDone() {
+          scope.dispose();
+        },
+      };
+    },
+  };
+}

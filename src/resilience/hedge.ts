@@ -1,0 +1,140 @@
+// Hedged subgraph queries: a backup attempt when the first is slower than usual; the first answer wins.
+import { withdrawAll, type RetryBudget } from './retry-budget.js';
+import { CallAborted, isUpstreamFailure, timeLeft, type CallWrapper, type SubgraphCall } from './subgraph-call.js';
+import type { ExecutionResult } from 'graphql';
+
+export interface HedgingOptions {
+  /**
+   * How long the first attempt may run before a backup is considered, in milliseconds: the
+   * subgraph's p95. `undefined` (not enough data yet) means no hedging.
+   */
+  delayMs: () => number | undefined;
+  /** Lowest hedge delay, in milliseconds, so a very fast subgraph is not hedged on noise. Default 10. */
+  floorMs?: number;
+  /** The subgraph's extra-load budget (~10%), shared with retries; every hedge takes a token. */
+  extra: RetryBudget;
+  /** The subgraph's hedge budget (~5%); every hedge also takes a token from it. */
+  hedges: RetryBudget;
+  /**
+   * Also deposit into `extra` per logical call. Default false: `withRetry`, which sits outside this
+   * wrapper, already does. Set it when hedging is used without retries.
+   */
+  recordExtraCall?: boolean;
+  /** Clock in milliseconds, on the same scale as `call.deadlineAt`. Default `performance.now`. */
+  now?: () => number;
+  /** Called when a backup attempt starts, with that attempt's call. Runs in a timer callback: must not throw. */
+  onHedge?: (call: SubgraphCall) => void;
+}
+
+/**
+ * How a query is hedged:
+ * 1. Mutations pass straight through. A query's first attempt (`attempt: 'first'`, not a retry)
+ *    deposits into `hedges` (and into `extra` if `recordExtraCall`). Without a delay (too little
+ *    data), or with too little time left for a backup ever to start, the query passes through.
+ * 2. The first attempt starts with its own AbortController, aborted (with the same reason) if the
+ *    call's signal aborts.
+ * 3. After `max(floorMs, delayMs())` ms, if the first attempt has not settled, more time than that
+ *    delay is left, and both budgets give a token (`withdrawAll(extra, hedges)`), one backup starts
+ *    with `attempt: 'hedge'` and its own controller, and `onHedge` is called.
+ * 4. The first attempt to resolve wins; the other one's controller is aborted with
+ *    `CallAborted('superseded')`, so its HTTP request is cancelled (and it ends `cancelled`). A
+ *    failure while the other attempt still runs waits for it; when both fail, the first attempt's
+ *    failure is rethrown, unless it is `cancelled` and the backup's is not.
+ * 5. When it settles, the hedge timer is cleared and the abort listener removed, whatever happened.
+ *
+ * The attempts are linked to the call's signal by one listener removed at the end, rather than by
+ * `AbortSignal.any`, which Node has been reported to leak with (nodejs/node#55351, #54614).
+ */
+export function withHedging(options: HedgingOptions): CallWrapper {
+  const { delayMs, floorMs = 10, extra, hedges, recordExtraCall = false, now = () => performance.now(), onHedge } = options;
+  if (!(floorMs >= 0)) throw new RangeError(`floorMs must be non-negative, got ${floorMs}`);
+
+  return function hedgingWrapper(next) {
+    return function callWithHedge(call) {
+      if (!call.isQuery) return next(call);
+      if (call.attempt === 'first') {
+        hedges.recordCall();
+        if (recordExtraCall) extra.recordCall();
+      }
+      const typicalSlowMs = delayMs();
+      if (typicalSlowMs === undefined || !Number.isFinite(typicalSlowMs) || call.signal.aborted) return next(call);
+      const waitMs = Math.max(floorMs, typicalSlowMs);
+      // At the timer, at least waitMs will have passed: a backup would need more than waitMs left then.
+      if (timeLeft(call, now()) <= 2 * waitMs) return next(call);
+
+      return new Promise<ExecutionResult>((resolve, reject) => {
+        const first = new AbortController();
+        let backup: AbortController | undefined;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        let running = 1;
+        let settled = false;
+        let firstFailure: unknown;
+        let backupFailure: { error: unknown } | undefined;
+
+        function onCallAbort() {
+          first.abort(call.signal.reason);
+          backup?.abort(call.signal.reason);
+        }
+        function finish() {
+          settled = true;
+          clearTimeout(timer);
+          call.signal.removeEventListener('abort', onCallAbort);
+        }
+        function win(result: ExecutionResult, loser: AbortController | undefined) {
+          if (settled) return;
+          finish();
+          loser?.abort(new CallAborted('superseded'));
+          resolve(result);
+        }
+        function attemptFailed() {
+          if (settled || --running > 0) return;
+          finish();
+          reject(backupFailure && isCancelled(firstFailure) && !isCancelled(backupFailure.error) ? backupFailure.error : firstFailure);
+        }
+
+        call.signal.addEventListener('abort', onCallAbort, { once: true });
+        timer = setTimeout(function hedgeDelayElapsed() {
+          timer = undefined;
+          if (settled || call.signal.aborted || timeLeft(call, now()) <= waitMs || !withdrawAll(extra, hedges)) return;
+          const controller = new AbortController();
+          backup = controller;
+          const hedgeCall: SubgraphCall = { ...call, attempt: 'hedge', signal: controller.signal };
+          running++;
+          start(next, hedgeCall).then(
+            function backupResolved(result) {
+              win(result, first);
+            },
+            function backupFailed(error: unknown) {
+              backupFailure = { error };
+              attemptFailed();
+            },
+          );
+          onHedge?.(hedgeCall);
+        }, waitMs);
+
+        start(next, { ...call, signal: first.signal }).then(
+          function firstResolved(result) {
+            win(result, backup);
+          },
+          function firstFailed(error: unknown) {
+            firstFailure = error;
+            attemptFailed();
+          },
+        );
+      });
+    };
+  };
+}
+
+/** Calls the handler, turning a synchronous throw into a rejection. */
+function start(next: (call: SubgraphCall) => Promise<ExecutionResult>, call: SubgraphCall): Promise<ExecutionResult> {
+  try {
+    return next(call);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function isCancelled(error: unknown): boolean {
+  return isUpstreamFailure(error) && error.kind === 'cancelled';
+}

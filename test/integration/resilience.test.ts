@@ -1,0 +1,170 @@
+// Aggregation resilience around each subgraph call: retries, hedging, circuit breaker, cancellation.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
+import { compositionCheck } from '../../src/cli/registry-commands.js';
+import { publishSubgraph } from '../../src/registry/subgraph-store.js';
+import type { RouteMetadata } from '../../src/registry/route.js';
+import { databaseKind } from '../helpers/database.js';
+import { eventually } from '../helpers/http.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+const PAGE = 'query ProductPage($id: ID!) { product(id: $id) { id name reviews { rating } inventory { inStock } } }';
+
+/** Reads one sample of the router's Prometheus text (0 when absent). */
+async function metric(stack: Stack, name: string, labels: Record<string, string>): Promise<number> {
+  const text = await (await fetch(stack.router.url.replace(/graphql$/, 'metrics'))).text();
+  const selector = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(',');
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${selector}}`));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+/** Runs `count` product pages with at most `concurrency` at once; returns each page's latency and body. */
+async function runPages(stack: Stack, count: number, concurrency: number) {
+  const results: { ms: number; complete: boolean; missing: any[] }[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const id = String((next++ % 1000) + 1);
+        const started = performance.now();
+        const { body } = await stack.query(PAGE, { variables: { id } });
+        results.push({ ms: performance.now() - started, complete: body.extensions?.completeness.complete, missing: body.extensions?.completeness.missing });
+      }
+    }),
+  );
+  return results;
+}
+
+describe(`resilience (${databaseKind} database)`, () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+  afterEach(async () => {
+    for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
+  });
+
+  async function publishRoute(name: 'product' | 'reviews' | 'inventory', route: RouteMetadata) {
+    const { running, subgraph } = stack.subgraphs[name];
+    const swapped = stack.nextSwap();
+    await publishSubgraph(stack.db, { name, url: running.url, sdl: subgraph.sdl, route }, compositionCheck);
+    await swapped;
+  }
+
+  describe('retries', () => {
+    it('recover most calls of a 10% flaky subgraph (HTTP 503), within a budget of about 10% extra calls', async () => {
+      const inventory = stack.subgraphs.inventory.subgraph;
+      inventory.faults.set({ errorRate: 0.1, errorStatus: 503 });
+      const retriesBefore = await metric(stack, 'switchyard_subgraph_retries_total', { subgraph: 'inventory' });
+      const failedBefore = await metric(stack, 'switchyard_subgraph_requests_total', { subgraph: 'inventory', outcome: 'http_error' });
+      const pages = await runPages(stack, 200, 4);
+      const retries = (await metric(stack, 'switchyard_subgraph_retries_total', { subgraph: 'inventory' })) - retriesBefore;
+      const failures = (await metric(stack, 'switchyard_subgraph_requests_total', { subgraph: 'inventory', outcome: 'http_error' })) - failedBefore;
+      const partial = pages.filter((p) => !p.complete);
+      expect(failures).toBeGreaterThan(0);
+      expect(retries).toBeGreaterThan(0);
+      // Retried calls that then succeeded are the pages that did not go partial.
+      expect(partial.length).toBeLessThan(failures);
+      // The budget: 10% of 200 calls plus the 2 tokens it starts with.
+      expect(retries).toBeLessThanOrEqual(0.1 * 200 + 2);
+      for (const page of partial) expect(page.missing).toEqual([{ path: ['product', 'inventory'], subgraph: 'inventory', code: 'SUBGRAPH_UNAVAILABLE' }]);
+    });
+
+    it('never retries a mutation', async () => {
+      const reviews = stack.subgraphs.reviews.subgraph;
+      reviews.faults.set({ errorRate: 1, errorStatus: 503 });
+      reviews.stats.reset();
+      const { body } = await stack.query('mutation { addReview(productId: "1", rating: 4, body: "Solid.") { id } }');
+      expect(body.errors?.[0].extensions).toMatchObject({ code: 'SUBGRAPH_UNAVAILABLE', subgraph: 'reviews' });
+      expect(reviews.stats.snapshot().graphqlRequests).toBe(1);
+      // The same failure on a query is retried.
+      reviews.stats.reset();
+      await stack.query('{ review(id: "r-1") { id } }');
+      expect(reviews.stats.snapshot().graphqlRequests).toBeGreaterThan(1);
+    });
+
+    it('does not retry a GraphQL error (the subgraph answered)', async () => {
+      const reviews = stack.subgraphs.reviews.subgraph;
+      reviews.faults.set({ mode: 'error' });
+      reviews.stats.reset();
+      await stack.query('{ review(id: "r-1") { id } }');
+      expect(reviews.stats.snapshot().graphqlRequests).toBe(1);
+    });
+  });
+
+  describe('hedging', () => {
+    it('cuts the p99 of the page when a subgraph is slow for a few percent of calls', async () => {
+      // 3% of inventory calls take a second more. Without hedging more than 1% of pages are slow, so
+      // the page p99 is slow; a backup call once a call outlives the subgraph's p95 brings it under 1%.
+      // Hedging runs first, while the latency history holds no slow calls (a hedge that wins keeps the
+      // slow attempt out of the history, so p95 stays the p95 of healthy calls).
+      const SLOW_PAGE_MS = 600;
+      const PAGES = 600;
+      const inventory = stack.subgraphs.inventory.subgraph;
+      await publishRoute('inventory', { hedge: { enabled: true }, retry: { enabled: false } });
+      inventory.faults.set({ slowRate: 0.03, slowMs: 1_000 });
+      const hedgesBefore = await metric(stack, 'switchyard_subgraph_hedges_total', { subgraph: 'inventory' });
+      const hedged = await runPages(stack, PAGES, 10);
+      const hedges = (await metric(stack, 'switchyard_subgraph_hedges_total', { subgraph: 'inventory' })) - hedgesBefore;
+
+      await publishRoute('inventory', { hedge: { enabled: false }, retry: { enabled: false } });
+      const unhedged = await runPages(stack, PAGES, 10);
+
+      const slow = (pages: { ms: number }[]) => pages.filter((p) => p.ms > SLOW_PAGE_MS).length;
+      if (process.env.SY_DEBUG) console.log({ hedges, slowHedged: slow(hedged), slowUnhedged: slow(unhedged) });
+      expect(slow(unhedged)).toBeGreaterThan(PAGES * 0.01);
+      expect(slow(hedged)).toBeLessThanOrEqual(PAGES * 0.01);
+      expect(hedges).toBeGreaterThan(0);
+      // Capped at about 5% of calls (plus the small initial allowance).
+      expect(hedges).toBeLessThanOrEqual(PAGES * 0.05 + 2);
+      expect(hedged.every((p) => p.complete)).toBe(true);
+      await publishRoute('inventory', {});
+    });
+  });
+
+  describe('circuit breaker', () => {
+    it('opens after repeated failures, fails fast with CIRCUIT_OPEN, and closes after a good probe', async () => {
+      await publishRoute('inventory', { breaker: { minRequests: 5, failureRatio: 0.5, openMs: 300 }, retry: { enabled: false }, hedge: { enabled: false } });
+      const inventory = stack.subgraphs.inventory.subgraph;
+      inventory.faults.set({ mode: 'down' });
+      for (let i = 0; i < 5; i++) await stack.query(PAGE, { variables: { id: '1' } });
+      expect(await metric(stack, 'switchyard_circuit_state', { subgraph: 'inventory' })).toBe(1);
+
+      inventory.stats.reset();
+      const { body } = await stack.query(PAGE, { variables: { id: '1' } });
+      expect(body.data.product.inventory).toBeNull();
+      expect(body.errors?.[0].extensions).toMatchObject({ code: 'CIRCUIT_OPEN', subgraph: 'inventory', status: 503 });
+      expect(inventory.stats.snapshot().requests).toBe(0);
+
+      inventory.faults.set({ mode: 'ok' });
+      // After openMs, the next call is the probe; its success closes the circuit.
+      await eventually(async () => (await stack.query(PAGE, { variables: { id: '1' } })).body.extensions?.completeness.complete === true, {
+        what: 'the breaker to let a probe through',
+      });
+      expect(await metric(stack, 'switchyard_circuit_state', { subgraph: 'inventory' })).toBe(0);
+      await publishRoute('inventory', {});
+    });
+  });
+
+  describe('cancellation', () => {
+    it('aborts the subgraph calls of a client that disconnects', async () => {
+      const inventory = stack.subgraphs.inventory.subgraph;
+      inventory.faults.set({ mode: 'hang' });
+      inventory.stats.reset();
+      const controller = new AbortController();
+      const request = stack.query(PAGE, { variables: { id: '4' }, headers: { 'switchyard-deadline-ms': '60000' }, signal: controller.signal }).catch((e: Error) => e);
+      await eventually(() => inventory.stats.snapshot().inFlight >= 1, { what: 'the call to reach the inventory subgraph' });
+      controller.abort();
+      expect(await request).toBeInstanceOf(Error);
+      // Every call the router had open (a hedge too, if one started) is closed by the router.
+      await eventually(() => inventory.stats.snapshot().inFlight === 0, { what: 'the router to abort the inventory calls' });
+      expect(inventory.stats.snapshot().aborted).toBeGreaterThanOrEqual(1);
+      expect(inventory.stats.snapshot().inFlight).toBe(0);
+    });
+  });
+});
