@@ -41,10 +41,11 @@ export function createRouter(deps: RouterDeps): Router {
         return deps.isReady ? deps.isReady() : true;
       },
     }),
-    // Completeness labels every executed result, including those the deadline plugin refuses, and reads what its scope collected.
-    useCompleteness({ metrics }),
-    useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }),
   ];
+  if (config.resilience) {
+    // Completeness labels every executed result, including those the deadline plugin refuses, and reads what its scope collected.
+    plugins.push(useCompleteness({ metrics }), useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
+  }
   return createYoga({
     // Read once per request (after useServedGraph made sure there is one): the request keeps this schema.
     schema: function currentSchema() {

@@ -59,7 +59,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 256 });
   const executorFor = (endpoint: SubgraphEndpoint, metadata: RouteMetadata) => {
     const route = resolveRoute(metadata, { timeoutMs: config.subgraphTimeoutMs });
-    return createSubgraphExecutor({ name: endpoint.name, url: endpoint.url, route, health: health.get(endpoint.name, route), dispatcher, metrics, defaultDeadlineMs: config.defaultDeadlineMs });
+    return createSubgraphExecutor({ name: endpoint.name, url: endpoint.url, route, health: health.get(endpoint.name, route), dispatcher, metrics, defaultDeadlineMs: config.defaultDeadlineMs, resilience: config.resilience });
   };
   const overrideLabels = new Set(config.overrideLabels);
 

@@ -12,6 +12,7 @@ export const ENV_NAMES = {
   supergraphFile: 'SWITCHYARD_SUPERGRAPH_FILE',
   graphiql: 'SWITCHYARD_GRAPHIQL',
   registryPollMs: 'SWITCHYARD_REGISTRY_POLL_MS',
+  resilience: 'SWITCHYARD_RESILIENCE',
   defaultDeadlineMs: 'SWITCHYARD_DEADLINE_MS',
   subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
   overrideLabels: 'SWITCHYARD_OVERRIDE_LABELS',

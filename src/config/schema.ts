@@ -33,6 +33,11 @@ export const configSchema = z
       .union([z.string(), z.array(z.string())])
       .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean))
       .default([]),
+    /**
+     * The aggregation resilience layer: request deadline, completeness, retries, hedging, breakers,
+     * fallbacks. Default on; off leaves each subgraph call with its timeout only (benchmarks compare both).
+     */
+    resilience: booleanLike.default(true),
     /** Request deadline when no policy sets one, in ms: every subgraph call of a request must end within it. Default 2000. */
     defaultDeadlineMs: positiveMs.default(2_000),
     /** Default timeout of one attempt to a subgraph, in ms, when its route metadata sets none (the deadline usually cuts sooner). Default 10000. */

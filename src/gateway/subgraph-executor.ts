@@ -26,6 +26,8 @@ export interface SubgraphExecutorOptions {
   metrics?: RouterMetrics;
   /** Deadline of calls made outside a request scope (tests, tools), in ms. Default 2000. */
   defaultDeadlineMs?: number;
+  /** false: no fallback, retry, hedge or breaker, only the timeout (the layer switched off). Default true. */
+  resilience?: boolean;
 }
 
 const FAILURE_OUTCOME: Record<UpstreamFailure['kind'], SubgraphOutcome> = {
@@ -75,8 +77,9 @@ function withAttemptMetrics(name: string, health: SubgraphHealth, metrics: Route
 export function createSubgraphExecutor(options: SubgraphExecutorOptions): Executor {
   const { name, route, health, metrics } = options;
   const defaultDeadlineMs = options.defaultDeadlineMs ?? 2_000;
+  const resilient = options.resilience ?? true;
   const wrappers: CallWrapper[] = [];
-  if (route.fallback.enabled) {
+  if (resilient && route.fallback.enabled) {
     wrappers.push(
       withFallback({
         store: health.lastGood,
@@ -87,7 +90,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
       }),
     );
   }
-  if (route.retry.enabled) {
+  if (resilient && route.retry.enabled) {
     wrappers.push(
       withRetry({
         maxRetries: route.retry.maxRetries,
@@ -97,7 +100,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
       }),
     );
   }
-  if (route.hedge.enabled) {
+  if (resilient && route.hedge.enabled) {
     wrappers.push(
       withHedging({
         delayMs: () => health.latency.percentile(95),
@@ -110,7 +113,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
     );
   }
   wrappers.push(withAttemptMetrics(name, health, metrics));
-  if (route.breaker.enabled) wrappers.push(withCircuitBreaker(health.breaker));
+  if (resilient && route.breaker.enabled) wrappers.push(withCircuitBreaker(health.breaker));
   wrappers.push(withTimeout(route.timeoutMs));
   const handler: CallHandler = wrappers.reduceRight<CallHandler>((next, wrap) => wrap(next), createHttpTransport({ name, url: options.url, dispatcher: options.dispatcher }));
 
