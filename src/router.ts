@@ -9,6 +9,7 @@ import { useMetrics } from './plugins/use-metrics.js';
 import { useServedGraph } from './plugins/use-served-graph.js';
 import { useDeadline } from './plugins/use-deadline.js';
 import { useCompleteness } from './plugins/use-completeness.js';
+import type { OperationQueues } from './plugins/use-operation-queue.js';
 
 export interface RouterDeps {
   config: Config;
@@ -17,6 +18,8 @@ export interface RouterDeps {
   logger: Logger;
   /** Ops policies per operation, kept current by the registry's change feed. */
   policies: PolicyBook;
+  /** Per-operation queues (the plugin and its live-policy hook), owned by the process. */
+  queues: OperationQueues;
   /** Extra readiness conditions (database reachable...). The graph being composed is always checked. */
   isReady?: () => Promise<boolean>;
 }
@@ -42,10 +45,11 @@ export function createRouter(deps: RouterDeps): Router {
       },
     }),
   ];
-  if (config.resilience) {
-    // Completeness labels every executed result, including those the deadline plugin refuses, and reads what its scope collected.
-    plugins.push(useCompleteness({ metrics }), useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
-  }
+  // Completeness comes before every plugin that may refuse a request, so refusals are labelled too.
+  if (config.resilience) plugins.push(useCompleteness({ metrics }));
+  // The queue admits only requests that passed the cheaper checks before it; the deadline starts once admitted.
+  plugins.push(deps.queues.plugin);
+  if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
   return createYoga({
     // Read once per request (after useServedGraph made sure there is one): the request keeps this schema.
     schema: function currentSchema() {

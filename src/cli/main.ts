@@ -50,7 +50,7 @@ function routeArgument(value: string): RouteMetadata {
 }
 
 function formatLimits(limits: PolicyLimits): string {
-  const parts = (['costLimit', 'maxConcurrency', 'queueLength', 'maxWaitMs', 'deadlineMs'] as const)
+  const parts = (['costLimit', 'maxConcurrency', 'queueLength', 'maxWaitMs', 'deadlineMs', 'costRatePerSecond', 'costBurst'] as const)
     .filter((key) => limits[key] !== undefined)
     .map((key) => `${key}=${limits[key]}`);
   return parts.length ? parts.join(' ') : '(no limits)';
@@ -191,6 +191,8 @@ export function buildProgram(): Command {
     .addOption(new Option('--queue-length <n>', 'requests allowed to wait beyond the concurrency').argParser(limit('queue length', 0)))
     .addOption(new Option('--max-wait-ms <ms>', 'longest wait in the queue').argParser(limit('max wait', 1)))
     .addOption(new Option('--deadline-ms <ms>', 'request deadline').argParser(limit('deadline', 1)))
+    .addOption(new Option('--cost-rate-per-second <n>', 'cost points a client may spend per second').argParser(limit('cost rate', 1)))
+    .addOption(new Option('--cost-burst <n>', 'cost points a client may spend at once (default 10 × the rate)').argParser(limit('cost burst', 1)))
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (operation: string, options: { [K in keyof PolicyLimits]?: number | null } & { databaseUrl?: string; dataDir?: string }) => {

@@ -15,6 +15,8 @@ import { createFileGraphSource, createRegistryGraphSource, type GraphSource } fr
 import type { SubgraphEndpoint } from '../gateway/gateway-schema.js';
 import { GraphHolder } from '../gateway/served-graph.js';
 import { createRouter, type Router } from '../router.js';
+import { createOperationQueues } from '../plugins/use-operation-queue.js';
+import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
 
@@ -64,6 +66,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const overrideLabels = new Set(config.overrideLabels);
 
   let database: Database | undefined;
+  // Waiting tickets go to the database when there is one, so any instance honours them.
+  let queues = createOperationQueues({ policies, metrics, tickets: memoryTicketStore() });
   const ownsDatabase = options.database === undefined;
   let fileSource: GraphSource | undefined;
   let feed: ChangeFeed | undefined;
@@ -75,13 +79,17 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     } else {
       const db = (database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
       await migrate(db);
+      queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
       const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels });
       // One feed for every live table: each topic reloads its own in-memory copy.
       feed = await watchChanges(
         db,
         async function onRegistryChange(topic) {
           if (topic === 'subgraphs') await registry.reload();
-          else if (topic === 'policies') policies.replace(await listPolicies(db));
+          else if (topic === 'policies') {
+            policies.replace(await listPolicies(db));
+            queues.pumpAll();
+          }
         },
         { pollMs: config.registryPollMs, onError: (error) => logger.warn({ err: error }, 'registry change check failed') },
       );
@@ -101,6 +109,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     metrics,
     logger,
     policies,
+    queues,
     isReady: db ? () => db.query('select 1').then(() => true, () => false) : undefined,
   });
   const server = createServer(router);

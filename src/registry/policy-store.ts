@@ -8,6 +8,10 @@ export interface PolicyLimits {
   queueLength?: number;
   maxWaitMs?: number;
   deadlineMs?: number;
+  /** Cost points a client may spend per second (rate limit refill). */
+  costRatePerSecond?: number;
+  /** Cost points a client may spend at once (rate limit bucket). Default: 10 × the rate. */
+  costBurst?: number;
 }
 
 export interface PolicyRecord extends PolicyLimits {
@@ -23,6 +27,8 @@ const COLUMNS = {
   queueLength: 'queue_length',
   maxWaitMs: 'max_wait_ms',
   deadlineMs: 'deadline_ms',
+  costRatePerSecond: 'cost_rate_per_second',
+  costBurst: 'cost_burst',
 } as const satisfies Record<keyof PolicyLimits, string>;
 
 const OPERATION = /^(\*|[_A-Za-z][_0-9A-Za-z]{0,127})$/;
@@ -41,6 +47,8 @@ interface PolicyRow {
   queue_length: number | null;
   max_wait_ms: number | null;
   deadline_ms: number | null;
+  cost_rate_per_second: number | null;
+  cost_burst: number | null;
   updated_at: Date;
 }
 
@@ -106,6 +114,11 @@ export class PolicyBook {
   replace(records: readonly PolicyRecord[]): void {
     this.#byOperation = new Map(records.map(({ operationName, updatedAt: _updatedAt, ...limits }) => [operationName, limits]));
     this.#resolved = new Map();
+  }
+
+  /** Whether the operation has a policy row of its own (otherwise it shares the `*` queue). */
+  hasOwn(operationName: string | null | undefined): boolean {
+    return !!operationName && operationName !== DEFAULT_POLICY && this.#byOperation.has(operationName);
   }
 
   /** Limits in force for an operation name (unnamed operations use `*`). */

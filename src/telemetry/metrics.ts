@@ -17,6 +17,10 @@ export interface RouterMetrics {
   readonly staleSections: Counter<'subgraph'>;
   readonly partialResponses: Counter<'operation'>;
   readonly missingSections: Counter<'subgraph' | 'code'>;
+  readonly queueInflight: Gauge<'operation'>;
+  readonly queueWaiting: Gauge<'operation'>;
+  readonly queueRejected: Counter<'operation' | 'reason'>;
+  readonly queueWait: Histogram<'operation'>;
   readonly schemaVersion: Gauge;
   readonly schemaReloads: Counter<'result'>;
   readonly schemaLastReload: Gauge;
@@ -50,6 +54,10 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     staleSections: new Counter({ name: METRIC.staleSections, help: 'Subgraph calls answered from a stale last-good copy.', labelNames: ['subgraph'], registers: [registry] }),
     partialResponses: new Counter({ name: METRIC.partialResponses, help: 'Responses with at least one missing or stale section.', labelNames: ['operation'], registers: [registry] }),
     missingSections: new Counter({ name: METRIC.missingSections, help: 'Sections missing from responses, by subgraph and error code.', labelNames: ['subgraph', 'code'], registers: [registry] }),
+    queueInflight: new Gauge({ name: METRIC.queueInflight, help: 'Requests in flight per operation queue (this instance).', labelNames: ['operation'], registers: [registry] }),
+    queueWaiting: new Gauge({ name: METRIC.queueWaiting, help: 'Requests waiting per operation queue (this instance).', labelNames: ['operation'], registers: [registry] }),
+    queueRejected: new Counter({ name: METRIC.queueRejected, help: 'Requests refused by an operation queue, by reason (full, timeout, aborted).', labelNames: ['operation', 'reason'], registers: [registry] }),
+    queueWait: new Histogram({ name: METRIC.queueWait, help: 'Time spent waiting in an operation queue, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
     schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
     schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),
