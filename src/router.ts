@@ -10,6 +10,8 @@ import { useServedGraph } from './plugins/use-served-graph.js';
 import { useDeadline } from './plugins/use-deadline.js';
 import { useCompleteness } from './plugins/use-completeness.js';
 import type { OperationQueues } from './plugins/use-operation-queue.js';
+import { useCostLimit } from './plugins/use-cost-limit.js';
+import { useRateLimit } from './plugins/use-rate-limit.js';
 
 export interface RouterDeps {
   config: Config;
@@ -47,8 +49,10 @@ export function createRouter(deps: RouterDeps): Router {
   ];
   // Completeness comes before every plugin that may refuse a request, so refusals are labelled too.
   if (config.resilience) plugins.push(useCompleteness({ metrics }));
-  // The queue admits only requests that passed the cheaper checks before it; the deadline starts once admitted.
-  plugins.push(deps.queues.plugin);
+  // Cost first (estimated once per document, before any subgraph call), then the client's cost
+  // budget, then the queue, which admits only requests that passed the cheaper checks before it.
+  plugins.push(useCostLimit({ graph, policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics }), deps.queues.plugin);
+  // The deadline starts once the request is admitted.
   if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
   return createYoga({
     // Read once per request (after useServedGraph made sure there is one): the request keeps this schema.

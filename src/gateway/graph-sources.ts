@@ -35,7 +35,7 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
     executorFor: (endpoint) => deps.executorFor(endpoint, routes.get(endpoint.name) ?? {}),
     overrideLabels: deps.overrideLabels,
   });
-  const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, source });
+  const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source });
   deps.metrics?.schemaReloads.inc({ result: 'swapped' });
   deps.metrics?.schemaVersion.set(graph?.generation ?? 0);
   deps.metrics?.schemaLastReload.set(Date.now() / 1000);

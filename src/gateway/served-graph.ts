@@ -1,11 +1,14 @@
 // The graph a router serves right now, swapped atomically: a request keeps the graph it started with.
 import type { GraphQLSchema } from 'graphql';
+import type { RouteMetadata } from '../registry/route.js';
 import type { SubgraphEndpoint } from './gateway-schema.js';
 
 export interface ServedGraph {
   readonly schema: GraphQLSchema;
   readonly supergraphSdl: string;
   readonly subgraphs: readonly SubgraphEndpoint[];
+  /** Route metadata per subgraph name (empty for a supergraph file). */
+  readonly routes: ReadonlyMap<string, RouteMetadata>;
   /** Increments with every swap in this process. */
   readonly generation: number;
   /** Where it came from: `registry` or the supergraph file's path. */

@@ -7,7 +7,7 @@ import { withCircuitBreaker } from '../resilience/circuit-breaker.js';
 import { withFallback } from '../resilience/fallback.js';
 import { withHedging } from '../resilience/hedge.js';
 import { failureResult } from '../resilience/operation-shape.js';
-import { requestScopeOf } from '../resilience/request-scope.js';
+import { requestScopeOf, skippedSubgraph } from '../resilience/request-scope.js';
 import { withRetry } from '../resilience/retry.js';
 import { isUpstreamFailure, UpstreamFailure, type CallHandler, type CallWrapper, type SubgraphCall } from '../resilience/subgraph-call.js';
 import type { ResolvedRoute, SubgraphHealth } from '../resilience/subgraph-health.js';
@@ -118,6 +118,8 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
   const handler: CallHandler = wrappers.reduceRight<CallHandler>((next, wrap) => wrap(next), createHttpTransport({ name, url: options.url, dispatcher: options.dispatcher }));
 
   return async function executeOnSubgraph(request: ExecutionRequest): Promise<ExecutionResult> {
+    const skipped = skippedSubgraph(request.context, name);
+    if (skipped) return failureResult(request, (path) => clientError(skipped.code, skipped.message, { subgraph: name, path }));
     const scope = requestScopeOf(request.context);
     scope?.subgraphsCalled.add(name);
     const call: SubgraphCall = {

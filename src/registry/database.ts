@@ -1,5 +1,6 @@
 // The metadata store connection: a `pg` pool, to a real PostgreSQL or to the embedded PGlite served on a local socket.
 import pg from 'pg';
+import pgUtils from 'pg/lib/utils.js';
 
 /** Anything that runs SQL: the pool, or one client inside a transaction. */
 export interface Queryable {
@@ -32,6 +33,30 @@ export interface PoolDatabaseOptions {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
+/**
+ * The embedded server's connection multiplexer runs one protocol message at a time and may switch
+ * connections between the Parse, Bind and Execute messages of a parameterised query (outside a
+ * transaction), so two connections' unnamed statements can overwrite each other. A simple query is
+ * one message, which it runs whole. So on the embedded database, parameters are inlined as escaped
+ * literals, converted to text exactly as `pg` converts them for the extended protocol.
+ */
+export function inlineParameters(sql: string, params: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)\b/g, (match, index: string) => {
+    const position = Number(index) - 1;
+    if (position < 0 || position >= params.length) throw new Error(`query refers to ${match} but has ${params.length} parameter(s)`);
+    const value = pgUtils.prepareValue(params[position]) as unknown;
+    if (value === null || value === undefined) return 'NULL';
+    if (Buffer.isBuffer(value)) return `${pg.escapeLiteral(`\\x${value.toString('hex')}`)}::bytea`;
+    return pg.escapeLiteral(String(value));
+  });
+}
+
+/** The query function for one connection or pool: parameters inlined on the embedded database. */
+function queryFor(target: pg.Pool | pg.PoolClient, kind: Database['kind']): Queryable['query'] {
+  if (kind === 'postgres') return (sql, params) => target.query(sql, params as unknown[]);
+  return (sql, params) => (params && params.length > 0 ? target.query(inlineParameters(sql, params)) : target.query(sql));
+}
+
 /** Opens a pool and checks that it answers. */
 export async function openPoolDatabase(options: PoolDatabaseOptions): Promise<Database> {
   const pool = new pg.Pool({
@@ -53,12 +78,12 @@ export async function openPoolDatabase(options: PoolDatabaseOptions): Promise<Da
   const database: Database = {
     kind: options.kind,
     pool,
-    query: (sql, params) => pool.query(sql, params as unknown[]),
+    query: queryFor(pool, options.kind),
     async transaction(fn) {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const result = await fn(client);
+        const result = await fn({ query: queryFor(client, options.kind) });
         await client.query('commit');
         return result;
       } catch (error) {

@@ -11,6 +11,11 @@ export const routeSchema = z
   .object({
     /** Timeout of one attempt to this subgraph, in ms. Default: the router's `subgraphTimeoutMs`. */
     timeoutMs: ms.optional(),
+    /**
+     * Largest share of a request's estimated cost this subgraph may take. Over it, only this
+     * subgraph's sections are skipped (null with SUBGRAPH_COST_EXCEEDED). Default: no budget.
+     */
+    costBudget: z.number().int().positive().optional(),
     /** Circuit breaker over a rolling window of attempt outcomes. */
     breaker: z
       .object({

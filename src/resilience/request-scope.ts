@@ -70,3 +70,22 @@ export function attachRequestScope(context: object, scope: RequestScope): void {
 export function requestScopeOf(context: unknown): RequestScope | undefined {
   return typeof context === 'object' && context !== null ? scopes.get(context) : undefined;
 }
+
+/** A subgraph a request must not call, and why (e.g. its share of the estimated cost is over its budget). */
+export interface SkippedSubgraph {
+  code: 'SUBGRAPH_COST_EXCEEDED';
+  message: string;
+}
+
+/** Skips by GraphQL context: set by the cost plugin before execution, read by the executors. */
+const skips = new WeakMap<object, Map<string, SkippedSubgraph>>();
+
+export function skipSubgraph(context: object, subgraph: string, reason: SkippedSubgraph): void {
+  let map = skips.get(context);
+  if (!map) skips.set(context, (map = new Map()));
+  map.set(subgraph, reason);
+}
+
+export function skippedSubgraph(context: unknown, subgraph: string): SkippedSubgraph | undefined {
+  return typeof context === 'object' && context !== null ? skips.get(context)?.get(subgraph) : undefined;
+}

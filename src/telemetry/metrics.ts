@@ -21,6 +21,9 @@ export interface RouterMetrics {
   readonly queueWaiting: Gauge<'operation'>;
   readonly queueRejected: Counter<'operation' | 'reason'>;
   readonly queueWait: Histogram<'operation'>;
+  readonly operationCost: Histogram<'kind'>;
+  readonly costRejected: Counter<'operation'>;
+  readonly rateLimited: Counter<'operation'>;
   readonly schemaVersion: Gauge;
   readonly schemaReloads: Counter<'result'>;
   readonly schemaLastReload: Gauge;
@@ -58,6 +61,9 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     queueWaiting: new Gauge({ name: METRIC.queueWaiting, help: 'Requests waiting per operation queue (this instance).', labelNames: ['operation'], registers: [registry] }),
     queueRejected: new Counter({ name: METRIC.queueRejected, help: 'Requests refused by an operation queue, by reason (full, timeout, aborted).', labelNames: ['operation', 'reason'], registers: [registry] }),
     queueWait: new Histogram({ name: METRIC.queueWait, help: 'Time spent waiting in an operation queue, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+    operationCost: new Histogram({ name: METRIC.operationCost, help: 'Cost of operations, estimated before execution and actual after it.', labelNames: ['kind'], buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000], registers: [registry] }),
+    costRejected: new Counter({ name: METRIC.costRejected, help: 'Requests refused because their estimated cost exceeded the limit.', labelNames: ['operation'], registers: [registry] }),
+    rateLimited: new Counter({ name: METRIC.rateLimited, help: 'Requests refused by the cost rate limit.', labelNames: ['operation'], registers: [registry] }),
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
     schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
     schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),

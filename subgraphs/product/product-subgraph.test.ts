@@ -23,7 +23,7 @@ describe('product subgraph', () => {
   it('publishes its Federation v2 SDL through _service', async () => {
     const answer = await postGraphql(running.url, '{ _service { sdl } }');
     const sdl: string = answer.body.data._service.sdl;
-    expect(sdl).toContain('@link(url: "https://specs.apollo.dev/federation/v2.3"');
+    expect(sdl).toContain('@link(url: "https://specs.apollo.dev/federation/v2.9"');
     expect(sdl).toMatch(/type Product\s+@key\(fields: "id"\)/);
     expect(sdl).toContain('price: Int!');
   });

@@ -2,6 +2,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
 import { setPolicy, type PolicyLimits } from '../../src/registry/policy-store.js';
+import { publishSubgraph } from '../../src/registry/subgraph-store.js';
+import { compositionCheck } from '../../src/cli/registry-commands.js';
 import { databaseKind } from '../helpers/database.js';
 import { eventually, postGraphQL } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -73,8 +75,14 @@ describe(`traffic control (${databaseKind} database)`, () => {
       const answers = await Promise.all([running, w1, w2, holder]);
       expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
       expect(finished).toEqual(['running', 'ticket', 'w1', 'w2']);
-      // A ticket works once: a second use is an ordinary newcomer (refused while the queue is full).
-      await Promise.all([query('Tickets'), query('Tickets'), query('Tickets')].map((p) => p.catch(() => undefined)));
+      // A ticket works once: used again while the queue is full, its holder is an ordinary newcomer and is refused.
+      const again = [query('Tickets')];
+      await eventually(async () => (await metric(stack, 'switchyard_queue_inflight', { operation: 'Tickets' })) === 1, { what: 'a request to run' });
+      again.push(query('Tickets'), query('Tickets'));
+      await eventually(async () => (await metric(stack, 'switchyard_queue_waiting', { operation: 'Tickets' })) === 2, { what: 'two waiters' });
+      const reused = await query('Tickets', { headers: { 'switchyard-queue-ticket': ticket } });
+      expect(reused.body.errors?.[0].extensions?.code).toBe('QUEUE_FULL');
+      await Promise.all(again);
     });
 
     it('answers QUEUE_TIMEOUT with Retry-After to a request that waited longer than max_wait_ms', async () => {
@@ -122,6 +130,66 @@ describe(`traffic control (${databaseKind} database)`, () => {
       const text = await (await fetch(stack.router.url.replace(/graphql$/, 'metrics'))).text();
       expect(text).not.toMatch(/switchyard_queue_\w+\{operation="SomeInventedName"/);
       await setPolicy(stack.db, '*', { maxConcurrency: null, queueLength: null });
+    });
+  });
+
+  describe('query cost', () => {
+    it('refuses an operation over its cost limit with 400 before any subgraph call', async () => {
+      await policy('BigPage', { costLimit: 100 });
+      for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.stats.reset();
+      const { status, body } = await stack.query('query BigPage { products(first: 50) { id name reviews { rating } inventory { inStock } } }');
+      expect(status).toBe(400);
+      expect(body.errors?.[0].extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', cost: { estimated: expect.any(Number), limit: 100 } });
+      expect(body.errors?.[0].extensions?.cost.estimated).toBeGreaterThan(100);
+      expect(body.data).toBeUndefined();
+      for (const { subgraph } of Object.values(stack.subgraphs)) expect(subgraph.stats.snapshot().graphqlRequests).toBe(0);
+      // The same operation asking for less fits.
+      const small = await stack.query('query BigPage { products(first: 2) { id name } }');
+      expect(small.status).toBe(200);
+      expect(await metric(stack, 'switchyard_cost_rejected_total', { operation: 'BigPage' })).toBe(1);
+    });
+
+    it('skips only the sections of a subgraph over its cost budget, and serves the rest', async () => {
+      const { running, subgraph } = stack.subgraphs.inventory;
+      const swapped = stack.nextSwap();
+      await publishSubgraph(stack.db, { name: 'inventory', url: running.url, sdl: subgraph.sdl, route: { costBudget: 5 } }, compositionCheck);
+      await swapped;
+      try {
+        subgraph.stats.reset();
+        const { status, body } = await stack.query('{ products(first: 20) { id name inventory { inStock } } }');
+        expect(status).toBe(200);
+        expect(body.data.products).toHaveLength(20);
+        expect(body.data.products.every((p: { name: string; inventory: unknown }) => typeof p.name === 'string' && p.inventory === null)).toBe(true);
+        expect(body.errors?.[0].extensions).toMatchObject({ code: 'SUBGRAPH_COST_EXCEEDED', subgraph: 'inventory' });
+        expect(body.extensions?.completeness.missing[0]).toEqual({ path: ['products', 0, 'inventory'], subgraph: 'inventory', code: 'SUBGRAPH_COST_EXCEEDED' });
+        expect(subgraph.stats.snapshot().graphqlRequests).toBe(0);
+        // Within budget, the section is served.
+        const one = await stack.query('{ product(id: "1") { inventory { inStock } } }');
+        expect(one.body.data.product.inventory).not.toBeNull();
+      } finally {
+        const restored = stack.nextSwap();
+        await publishSubgraph(stack.db, { name: 'inventory', url: running.url, sdl: subgraph.sdl, route: {} }, compositionCheck);
+        await restored;
+      }
+    });
+
+    it('limits the cost a client spends per second, and refills', async () => {
+      await policy('Spender', { costRatePerSecond: 20, costBurst: 20 });
+      const spend = () => stack.query('query Spender { products(first: 10) { id name } }', { headers: { 'x-test': 'rate' } });
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await spend());
+      const limited = answers.find((a) => a.status === 429);
+      expect(limited).toBeDefined();
+      expect(limited!.body.errors?.[0].extensions).toMatchObject({ code: 'RATE_LIMITED', rateLimit: { ratePerSecond: 20, burst: 20 } });
+      expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      await eventually(async () => (await spend()).status === 200, { what: 'the bucket to refill', timeoutMs: 5_000, intervalMs: 200 });
+    });
+
+    it('exports estimated and actual cost so ops can tune limits from data', async () => {
+      await stack.query('{ products(first: 3) { id reviews { rating } } }');
+      const text = await (await fetch(stack.router.url.replace(/graphql$/, 'metrics'))).text();
+      expect(text).toMatch(/switchyard_operation_cost_count\{kind="estimated"\} [1-9]/);
+      expect(text).toMatch(/switchyard_operation_cost_count\{kind="actual"\} [1-9]/);
     });
   });
 

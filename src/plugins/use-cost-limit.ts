@@ -1,0 +1,109 @@
+// Query cost: estimated once per document before any subgraph call, refused over the policy limit, measured after.
+import { getOperationAST, type DocumentNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { clientError } from '../errors/client-error.js';
+import type { GraphHolder, ServedGraph } from '../gateway/served-graph.js';
+import type { PolicyBook } from '../registry/policy-store.js';
+import { skipSubgraph } from '../resilience/request-scope.js';
+import type { RouterMetrics } from '../telemetry/metrics.js';
+import { actualCost } from './cost/actual-cost.js';
+import { readCostMetadata, type CostMetadata } from './cost/cost-metadata.js';
+import { estimateCost, type CostEstimate } from './cost/estimate-cost.js';
+
+export interface CostLimitOptions {
+  graph: GraphHolder;
+  policies: PolicyBook;
+  metrics?: RouterMetrics;
+}
+
+/** Estimates kept per document object: the parse cache hands the same document to repeated queries. */
+const PER_DOCUMENT_VARIANTS = 64;
+
+const estimates = new WeakMap<object, CostEstimate>();
+
+/** The estimate of the request whose GraphQL context this is, for the rate limiter after this plugin. */
+export function costEstimateOf(context: unknown): CostEstimate | undefined {
+  return typeof context === 'object' && context !== null ? estimates.get(context) : undefined;
+}
+
+/**
+ * 1. Cost metadata (`@cost`, `@listSize`, owning subgraphs) is read once per served graph.
+ * 2. The estimate is memoised per document object and per value of the variables (slicing arguments
+ *    come from them); a new graph starts a new memo, since the document cache is per schema too.
+ * 3. Over the operation's `cost_limit`: 400 COST_LIMIT_EXCEEDED with `extensions.cost = { estimated, limit }`,
+ *    before any subgraph call.
+ * 4. A subgraph whose share of the estimate exceeds its route's `costBudget` is skipped: its sections
+ *    come back null with SUBGRAPH_COST_EXCEEDED, the rest of the page is served.
+ * 5. After execution, the actual cost (from real list sizes) is measured; both go to
+ *    `switchyard_operation_cost{kind}` so ops can tune limits from data.
+ */
+export function useCostLimit(options: CostLimitOptions): Plugin {
+  const { graph, policies, metrics } = options;
+  const metadataByGraph = new WeakMap<ServedGraph, CostMetadata>();
+  const memoByGraph = new WeakMap<ServedGraph, WeakMap<DocumentNode, Map<string, CostEstimate>>>();
+
+  function metadataOf(served: ServedGraph): CostMetadata {
+    let metadata = metadataByGraph.get(served);
+    if (!metadata) metadataByGraph.set(served, (metadata = readCostMetadata(served.supergraphSdl)));
+    return metadata;
+  }
+
+  function estimate(served: ServedGraph, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined): CostEstimate {
+    let memo = memoByGraph.get(served);
+    if (!memo) memoByGraph.set(served, (memo = new WeakMap()));
+    let variants = memo.get(document);
+    if (!variants) memo.set(document, (variants = new Map()));
+    const key = `${operationName ?? ''}|${variables ? JSON.stringify(variables) : ''}`;
+    let result = variants.get(key);
+    if (!result) {
+      result = estimateCost(served.schema, metadataOf(served), document, { operationName, variables });
+      if (variants.size >= PER_DOCUMENT_VARIANTS) variants.delete(variants.keys().next().value as string);
+      variants.set(key, result);
+    }
+    return result;
+  }
+
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const served = graph.current;
+      if (!served) return;
+      const operation = getOperationAST(args.document, args.operationName);
+      if (!operation || operation.operation === 'subscription') return;
+      const name = operation.name?.value;
+      const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
+      const cost = estimate(served, args.document, args.operationName ?? undefined, variables);
+      estimates.set(args.contextValue as object, cost);
+      const limit = policies.resolve(name).costLimit;
+      if (limit !== undefined && cost.total > limit) {
+        metrics?.costRejected.inc({ operation: metrics.operationLabel(name) });
+        setResultAndStopExecution({
+          errors: [
+            clientError('COST_LIMIT_EXCEEDED', `The estimated cost of this operation (${cost.total}) exceeds its limit (${limit}). Ask for fewer items or fields.`, {
+              httpStatus: 400,
+              extensions: { cost: { estimated: cost.total, limit } },
+            }),
+          ],
+        });
+        return;
+      }
+      for (const [subgraph, share] of Object.entries(cost.bySubgraph)) {
+        const budget = served.routes.get(subgraph)?.costBudget;
+        if (budget !== undefined && share > budget) {
+          skipSubgraph(args.contextValue as object, subgraph, {
+            code: 'SUBGRAPH_COST_EXCEEDED',
+            message: `Skipped: the estimated cost of the "${subgraph}" sections (${share}) exceeds that subgraph's budget (${budget}).`,
+          });
+        }
+      }
+      return {
+        onExecuteDone({ result }) {
+          if (!metrics || !('data' in result)) return;
+          metrics.operationCost.observe({ kind: 'estimated' }, cost.total);
+          if (result.data) {
+            metrics.operationCost.observe({ kind: 'actual' }, actualCost(served.schema, metadataOf(served), args.document, result.data as Record<string, unknown>, { operationName: args.operationName ?? undefined, variables }).total);
+          }
+        },
+      };
+    },
+  };
+}

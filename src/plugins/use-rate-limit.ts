@@ -1,0 +1,82 @@
+// A cost-based rate limit per client: a bucket of cost points refilled per second, from the operation's policy.
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { clientError } from '../errors/client-error.js';
+import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
+import type { RouterMetrics } from '../telemetry/metrics.js';
+import { costEstimateOf } from './use-cost-limit.js';
+
+export interface RateLimitOptions {
+  policies: PolicyBook;
+  metrics?: RouterMetrics;
+  /** Buckets kept (least recently used dropped first). Default 100000. */
+  maxBuckets?: number;
+  now?: () => number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+}
+
+/** Who pays: the token's client id, else its subject, else the client's address. */
+export function clientKeyOf(context: Record<string, any>): string {
+  const principal = context.principal as { clientId?: string; subject?: string } | undefined;
+  if (principal?.clientId) return `client:${principal.clientId}`;
+  if (principal?.subject && principal.subject !== 'anonymous') return `sub:${principal.subject}`;
+  const address = context.req?.socket?.remoteAddress as string | undefined;
+  return address ? `ip:${address}` : 'anonymous';
+}
+
+/**
+ * 1. A bucket per (client, policy): operations with a policy of their own have their own bucket,
+ *    the others share the `*` one.
+ * 2. The bucket holds up to `cost_burst` points (default 10 × the rate) and refills `cost_rate_per_second`.
+ * 3. A request is admitted while the bucket is not empty and spends its estimated cost, possibly going
+ *    into debt (so a request costlier than the bucket is not refused forever); while the bucket is
+ *    empty or in debt: 429 RATE_LIMITED with `Retry-After` (time until it is positive again).
+ * Policies without a rate leave requests alone.
+ */
+export function useRateLimit(options: RateLimitOptions): Plugin {
+  const { policies, metrics } = options;
+  const now = options.now ?? Date.now;
+  const maxBuckets = options.maxBuckets ?? 100_000;
+  const buckets = new Map<string, Bucket>();
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const name = getOperationAST(args.document, args.operationName)?.name?.value;
+      const limits = policies.resolve(name);
+      const rate = limits.costRatePerSecond;
+      if (!rate) return;
+      const burst = limits.costBurst ?? rate * 10;
+      const cost = costEstimateOf(args.contextValue)?.total ?? 1;
+      const key = `${clientKeyOf(args.contextValue as Record<string, any>)}|${policies.hasOwn(name) ? name : DEFAULT_POLICY}`;
+      const at = now();
+      let bucket = buckets.get(key);
+      if (bucket) {
+        bucket.tokens = Math.min(burst, bucket.tokens + ((at - bucket.updatedAt) / 1000) * rate);
+        bucket.updatedAt = at;
+        buckets.delete(key);
+      } else {
+        bucket = { tokens: burst, updatedAt: at };
+      }
+      buckets.set(key, bucket);
+      if (buckets.size > maxBuckets) buckets.delete(buckets.keys().next().value as string);
+      if (bucket.tokens <= 0) {
+        const retryAfterMs = Math.ceil(((-bucket.tokens + 1) / rate) * 1000);
+        metrics?.rateLimited.inc({ operation: metrics.operationLabel(name) });
+        setResultAndStopExecution({
+          errors: [
+            clientError('RATE_LIMITED', `Rate limit reached: this client spent its cost budget; retry after ${retryAfterMs} ms.`, {
+              httpStatus: 429,
+              httpHeaders: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+              extensions: { rateLimit: { cost, ratePerSecond: rate, burst, retryAfterMs } },
+            }),
+          ],
+        });
+        return;
+      }
+      bucket.tokens -= cost;
+    },
+  };
+}
