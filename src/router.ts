@@ -12,6 +12,15 @@ import { useCompleteness } from './plugins/use-completeness.js';
 import type { OperationQueues } from './plugins/use-operation-queue.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
 import { useRateLimit } from './plugins/use-rate-limit.js';
+import { useAuthentication } from './plugins/use-authentication.js';
+import { useAuthorization } from './plugins/use-authorization.js';
+import { useAudit } from './plugins/use-audit.js';
+import { useJwks } from './plugins/use-jwks.js';
+import { useHardening } from './plugins/use-hardening.js';
+import type { AuditWriter } from './registry/audit-log.js';
+import type { Authenticator } from './security/authenticate.js';
+import type { Authorizer } from './security/authorization.js';
+import type { KeyRing } from './security/signing-keys.js';
 
 export interface RouterDeps {
   config: Config;
@@ -22,6 +31,13 @@ export interface RouterDeps {
   policies: PolicyBook;
   /** Per-operation queues (the plugin and its live-policy hook), owned by the process. */
   queues: OperationQueues;
+  /** Signing keys of the per-subgraph tokens (published at /.well-known/jwks.json). */
+  keyRing: KeyRing;
+  /** Verifies user tokens; absent when authentication is off. */
+  authenticator?: Authenticator;
+  authorizer: Authorizer;
+  /** Audit log writer; absent without a database (supergraph file). */
+  audit?: AuditWriter;
   /** Extra readiness conditions (database reachable...). The graph being composed is always checked. */
   isReady?: () => Promise<boolean>;
 }
@@ -38,6 +54,7 @@ export function createRouter(deps: RouterDeps): Router {
   const plugins: Plugin[] = [
     // First: /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
+    useJwks(deps.keyRing),
     useServedGraph(graph),
     useReadinessCheck({
       endpoint: '/readyz',
@@ -47,8 +64,26 @@ export function createRouter(deps: RouterDeps): Router {
       },
     }),
   ];
+  // Audit sees every GraphQL request, refused ones included; recording never waits for the database.
+  if (deps.audit) plugins.push(useAudit({ writer: deps.audit }));
+  // Hardening before everything that spends work on a request (token checks, cost, queues): it reads
+  // headers, counts body bytes and document tokens, and checks limits; audit still records its refusals.
+  plugins.push(
+    ...useHardening({
+      production: config.nodeEnv === 'production',
+      maxBodyBytes: config.maxBodyBytes,
+      maxDepth: config.maxDepth,
+      maxAliases: config.maxAliases,
+      maxDirectives: config.maxDirectives,
+      maxTokens: config.maxTokens,
+    }),
+  );
+  // Identify the caller once, before the body is even parsed.
+  if (deps.authenticator && config.authMode !== 'off') plugins.push(useAuthentication({ mode: config.authMode, authenticator: deps.authenticator, metrics }));
   // Completeness comes before every plugin that may refuse a request, so refusals are labelled too.
   if (config.resilience) plugins.push(useCompleteness({ metrics }));
+  // Who may see what: cheaper than costing, and a refused request costs nothing more.
+  plugins.push(useAuthorization({ graph, authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost
   // budget, then the queue, which admits only requests that passed the cheaper checks before it.
   plugins.push(useCostLimit({ graph, policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics }), deps.queues.plugin);

@@ -8,16 +8,22 @@ export {
   FaultSettingsError,
   PRODUCT_COUNT,
   runStandalone,
+  TOKEN_ENV_VARS,
+  TokenRequirementError,
   type Authenticate,
+  type AuthenticationRefusal,
   type AuthenticationResult,
+  type CallerContext,
   type DemoSubgraph,
   type FaultMode,
   type FaultSettings,
   type FaultSwitch,
   type RunningSubgraph,
   type StatsSnapshot,
+  type SubgraphCaller,
   type SubgraphOptions,
   type SubgraphStats,
+  type TokenRequirement,
 } from './kit/index.js';
 export { createProductSubgraph } from './product/index.js';
 export { createReviewsSubgraph } from './reviews/index.js';

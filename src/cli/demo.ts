@@ -2,7 +2,7 @@
 import type { Config } from '../config/schema.js';
 import { openDatabase } from '../registry/open-database.js';
 import { migrate } from '../registry/migrate.js';
-import { demoSubgraphs, type DemoSubgraphName, type RunningSubgraph } from '../../subgraphs/index.js';
+import { demoSubgraphs, type DemoSubgraph, type DemoSubgraphName, type RunningSubgraph } from '../../subgraphs/index.js';
 import { publishSubgraph } from '../registry/subgraph-store.js';
 import { compositionCheck } from './registry-commands.js';
 import { startRouter, type RunningRouter } from './start-router.js';
@@ -26,16 +26,17 @@ const DEMO_ORDER: DemoSubgraphName[] = ['product', 'reviews', 'inventory'];
  * 2. Open the database (embedded unless DATABASE_URL) and migrate it.
  * 3. Publish each subgraph whose URL or schema differs from the registry (first start, or new ports).
  * 4. Start the router on that database; it composes what the registry holds.
+ * 5. Point the subgraphs at the router's JWKS: they then refuse calls without a token made for them.
  */
 export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   const subgraphs: RunningSubgraph[] = [];
-  const sdls: string[] = [];
+  const demo: DemoSubgraph[] = [];
   const cleanups: (() => Promise<void>)[] = [];
   try {
     for (const [index, name] of DEMO_ORDER.entries()) {
       const port = options.subgraphPortBase === 0 ? 0 : options.subgraphPortBase + index;
       const subgraph = demoSubgraphs[name]();
-      sdls.push(subgraph.sdl);
+      demo.push(subgraph);
       const running = await subgraph.listen(port, '127.0.0.1');
       subgraphs.push(running);
       cleanups.push(() => running.close());
@@ -44,10 +45,13 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     cleanups.push(() => db.close());
     await migrate(db);
     for (const [index, name] of DEMO_ORDER.entries()) {
-      await publishSubgraph(db, { name, url: subgraphs[index].url, sdl: sdls[index] }, compositionCheck);
+      await publishSubgraph(db, { name, url: subgraphs[index].url, sdl: demo[index].sdl }, compositionCheck);
     }
     const router = await startRouter({ config: options.config, database: db });
     cleanups.push(() => router.close());
+    // From now on each subgraph accepts only tokens the router minted for it (checked against the router's JWKS).
+    const jwksUrl = router.url.replace(/\/graphql$/, '/.well-known/jwks.json');
+    for (const subgraph of demo) subgraph.requireTokens({ jwksUrl });
     return {
       router,
       subgraphs,

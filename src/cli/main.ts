@@ -9,6 +9,10 @@ import { migrate } from '../registry/migrate.js';
 import { CompositionRejectedError, InvalidSubgraphError } from '../registry/subgraph-store.js';
 import { InvalidPolicyError, listPolicies, removePolicy, setPolicy, type PolicyLimits } from '../registry/policy-store.js';
 import { parseRoute, type RouteMetadata } from '../registry/route.js';
+import { grantPermission, InvalidPermissionError, listPermissions, revokePermission } from '../registry/permission-store.js';
+import { queryAudit } from '../registry/audit-log.js';
+import { KeyRing } from '../security/signing-keys.js';
+import { mintDevToken } from '../security/authenticate.js';
 import { demoSubgraphs, type DemoSubgraphName } from '../../subgraphs/index.js';
 import { startDemo } from './demo.js';
 import { startRouter } from './start-router.js';
@@ -106,7 +110,11 @@ export function buildProgram(): Command {
         `  curl -s ${demo.router.url} -H 'content-type: application/json' \\`,
         `    -d '{"query":"{ product(id: \\"1\\") { name price reviews { rating body } inventory { inStock } } }"}'`,
         '',
-        'In another terminal: npx switchyard subgraph list   (Ctrl-C stops the demo)',
+        'Authentication is optional in the demo: anonymous requests work, and a development token identifies you:',
+        `  npx switchyard token mint --sub alice --scope "reviews:read"`,
+        `  npx switchyard permission grant scope:reviews:read Product.reviews   # now only that scope sees reviews`,
+        '',
+        'In another terminal: npx switchyard subgraph list, policy list, audit   (Ctrl-C stops the demo)',
         '',
       ];
       console.log(lines.join('\n'));
@@ -226,6 +234,81 @@ export function buildProgram(): Command {
       console.log(`removed the policy of ${operation}`);
     });
 
+  const permission = program.command('permission').description('authorization rules, live on every router within a second');
+  for (const action of ['grant', 'revoke'] as const) {
+    permission
+      .command(action)
+      .description(action === 'grant' ? 'let a principal read a coordinate or run an operation' : 'remove a rule')
+      .argument('<principal>', 'sub:ID, scope:NAME, client:ID, role:NAME, authenticated or anonymous')
+      .argument('<coordinate>', 'Type.field or operation:Name')
+      .addOption(databaseOption())
+      .addOption(dataDirOption())
+      .action(async (principal: string, coordinate: string, options: { databaseUrl?: string; dataDir?: string }) => {
+        const changed = await withDatabase(storeConfig(options), (db) => (action === 'grant' ? grantPermission(db, principal, coordinate) : revokePermission(db, principal, coordinate)));
+        if (action === 'grant') console.log(changed ? `granted ${principal} ${coordinate}` : `${principal} already has ${coordinate}`);
+        else if (changed) console.log(`revoked ${principal} ${coordinate}`);
+        else throw new CliError(`no rule gives ${principal} ${coordinate}`);
+      });
+  }
+  permission
+    .command('list')
+    .description('list the rules (a coordinate with rules is protected: only its principals may use it)')
+    .option('--json', 'machine-readable output')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { json?: boolean; databaseUrl?: string; dataDir?: string }) => {
+      const rules = await withDatabase(storeConfig(options), listPermissions);
+      if (options.json) console.log(JSON.stringify(rules, null, 2));
+      else if (rules.length === 0) console.log('no rule is set: the default applies to every coordinate');
+      else for (const rule of rules) console.log(`${rule.coordinate.padEnd(32)}  ${rule.principal}`);
+    });
+
+  program
+    .command('token')
+    .description('development tokens from the built-in issuer (accepted by routers outside production)')
+    .command('mint')
+    .description('print a development token')
+    .requiredOption('--sub <id>', 'subject (the user)')
+    .option('--scope <scopes>', 'space-separated scopes', '')
+    .option('--client <id>', 'client id (client_id claim)')
+    .option('--role <roles>', 'space-separated roles', '')
+    .addOption(new Option('--ttl <seconds>', 'lifetime').argParser(integer('ttl', 1)).default(3600))
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { sub: string; scope: string; client?: string; role: string; ttl: number; databaseUrl?: string; dataDir?: string }) => {
+      const token = await withDatabase(storeConfig(options), async (db) => {
+        const ring = await KeyRing.open(db, { purposes: ['dev-issuer'] });
+        const split = (value: string) => value.split(/\s+/).filter(Boolean);
+        return mintDevToken(ring, { sub: options.sub, scopes: split(options.scope), clientId: options.client, roles: split(options.role), ttlSeconds: options.ttl });
+      });
+      console.log(token);
+    });
+
+  program
+    .command('audit')
+    .description('read the audit log, newest first')
+    .addOption(new Option('--limit <n>', 'rows').argParser(integer('limit', 1)).default(50))
+    .option('--json', 'machine-readable output')
+    .option('--since <time>', 'only rows at or after this time (ISO 8601)')
+    .option('--operation <name>', 'only this operation')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { limit: number; json?: boolean; since?: string; operation?: string; databaseUrl?: string; dataDir?: string }) => {
+      const since = options.since ? new Date(options.since) : undefined;
+      if (since && Number.isNaN(since.getTime())) throw new CliError(`--since must be a date and time, e.g. 2026-11-29T20:00:00Z (got "${options.since}")`, 2);
+      const rows = await withDatabase(storeConfig(options), (db) => queryAudit(db, { limit: options.limit, since, operation: options.operation }));
+      if (options.json) {
+        console.log(JSON.stringify(rows, null, 2));
+        return;
+      }
+      if (rows.length === 0) console.log('no audit entry');
+      for (const row of rows) {
+        const who = row.subject ?? 'anonymous';
+        const codes = row.errorCodes.length ? ` ${row.errorCodes.join(',')}` : '';
+        console.log(`${row.at.toISOString()}  ${String(row.status).padEnd(3)}  ${(row.operationName ?? '(anonymous)').padEnd(20)}  ${who.padEnd(16)}  ${Math.round(row.durationMs)}ms  [${row.subgraphs.join(' ')}]${row.complete ? '' : ' partial'}${codes}`);
+      }
+    });
+
   program
     .command('supergraph')
     .description('print the supergraph SDL composed from the registry')
@@ -258,7 +341,7 @@ function report(error: unknown): number {
     console.error(formatCompositionErrors(error));
     return 1;
   }
-  if (error instanceof InvalidSubgraphError || error instanceof InvalidPolicyError) {
+  if (error instanceof InvalidSubgraphError || error instanceof InvalidPolicyError || error instanceof InvalidPermissionError) {
     console.error(`error: ${error.message}`);
     return 2;
   }

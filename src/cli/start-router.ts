@@ -17,6 +17,14 @@ import { GraphHolder } from '../gateway/served-graph.js';
 import { createRouter, type Router } from '../router.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
+import { principalOf } from '../plugins/use-authentication.js';
+import { forbiddenField } from '../plugins/use-authorization.js';
+import { createAuditWriter, defaultSpillDir, type AuditWriter } from '../registry/audit-log.js';
+import { listPermissions, PermissionBook } from '../registry/permission-store.js';
+import { createAuthenticator, type Authenticator } from '../security/authenticate.js';
+import { Authorizer, installGuards } from '../security/authorization.js';
+import { KeyRing } from '../security/signing-keys.js';
+import { createLocalMinter, createTokenExchangeClient, withTokenCache, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
 
@@ -33,6 +41,8 @@ export interface RunningRouter {
   readonly graph: GraphHolder;
   readonly metrics: RouterMetrics;
   readonly policies: PolicyBook;
+  readonly permissions: PermissionBook;
+  readonly keyRing: KeyRing;
   readonly router: Router;
   /** The metadata store, unless serving a supergraph file. */
   readonly database: Database | undefined;
@@ -59,10 +69,27 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const health = new SubgraphHealthBook(metrics);
   // One keep-alive pool for all subgraph calls; it outlives graph swaps, so a swap opens no new connections.
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 256 });
+  // Set once the key ring is open (below); executors are only built after that.
+  let tokens: { source: SubgraphTokenSource; principalOf: typeof principalOf } | undefined;
   const executorFor = (endpoint: SubgraphEndpoint, metadata: RouteMetadata) => {
     const route = resolveRoute(metadata, { timeoutMs: config.subgraphTimeoutMs });
-    return createSubgraphExecutor({ name: endpoint.name, url: endpoint.url, route, health: health.get(endpoint.name, route), dispatcher, metrics, defaultDeadlineMs: config.defaultDeadlineMs, resilience: config.resilience });
+    return createSubgraphExecutor({
+      name: endpoint.name,
+      url: endpoint.url,
+      route,
+      health: health.get(endpoint.name, route),
+      dispatcher,
+      metrics,
+      defaultDeadlineMs: config.defaultDeadlineMs,
+      resilience: config.resilience,
+      tokens,
+      headerRules: metadata.headers,
+    });
   };
+  const permissions = new PermissionBook();
+  const authorizer = new Authorizer({ book: permissions, defaultPolicy: config.authorizationDefault });
+  // Every built schema gets the authorization guards before it serves a request.
+  const decorateSchema = (schema: import('graphql').GraphQLSchema) => installGuards(schema, forbiddenField);
   const overrideLabels = new Set(config.overrideLabels);
 
   let database: Database | undefined;
@@ -71,21 +98,34 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const ownsDatabase = options.database === undefined;
   let fileSource: GraphSource | undefined;
   let feed: ChangeFeed | undefined;
+  let audit: AuditWriter | undefined;
+  let keyRing: KeyRing;
+  let authenticator: Authenticator | undefined;
   try {
     if (config.supergraphFile) {
-      // A supergraph composed elsewhere needs no registry; policies stay at their defaults.
-      fileSource = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels });
+      // A supergraph composed elsewhere needs no registry: keys live in memory, policies and permissions stay empty.
+      keyRing = await KeyRing.ephemeral();
+      tokens = { source: subgraphTokenSource(config, keyRing), principalOf };
+      fileSource = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema });
       await fileSource.start();
     } else {
       const db = (database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
       await migrate(db);
+      keyRing = await KeyRing.open(db);
+      tokens = { source: subgraphTokenSource(config, keyRing), principalOf };
+      audit = createAuditWriter({ db, spillDir: defaultSpillDir(config.dataDir), onError: (error) => logger.warn({ err: error }, 'audit log: database unreachable or entry refused; spilling to disk') });
+      const writer = audit;
+      metrics.watchAudit(() => writer.stats());
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
-      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels });
+      const ring = keyRing;
+      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema });
       // One feed for every live table: each topic reloads its own in-memory copy.
       feed = await watchChanges(
         db,
         async function onRegistryChange(topic) {
           if (topic === 'subgraphs') await registry.reload();
+          else if (topic === 'permissions') permissions.replace(await listPermissions(db));
+          else if (topic === 'signing_keys') await ring.reload(db);
           else if (topic === 'policies') {
             policies.replace(await listPolicies(db));
             queues.pumpAll();
@@ -94,9 +134,11 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         { pollMs: config.registryPollMs, onError: (error) => logger.warn({ err: error }, 'registry change check failed') },
       );
     }
+    if (config.authMode !== 'off') authenticator = createRouterAuthenticator(config, keyRing);
   } catch (error) {
     await fileSource?.stop().catch(() => {});
     await feed?.stop().catch(() => {});
+    await audit?.close().catch(() => {});
     await dispatcher.close().catch(() => {});
     if (ownsDatabase) await database?.close().catch(() => {});
     throw error;
@@ -110,6 +152,10 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     logger,
     policies,
     queues,
+    keyRing,
+    authenticator,
+    authorizer,
+    audit,
     isReady: db ? () => db.query('select 1').then(() => true, () => false) : undefined,
   });
   const server = createServer(router);
@@ -124,6 +170,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       });
       await fileSource?.stop();
       await feed?.stop();
+      // After the drain: every request has recorded its entry; flush them before the database goes.
+      await audit?.close().catch((error: Error) => logger.error({ err: error }, 'audit log: entries could not be saved'));
       await dispatcher.close();
       if (ownsDatabase) await database?.close();
     })());
@@ -132,9 +180,34 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
     logger.info({ url, source: config.supergraphFile ?? 'registry' }, 'router listening');
-    return { url, port: address.port, graph, metrics, policies, router, database, close };
+    return { url, port: address.port, graph, metrics, policies, permissions, keyRing, router, database, close };
   } catch (error) {
     await close().catch(() => {});
     throw error;
   }
+}
+
+/** Per-subgraph tokens: exchanged at an RFC 8693 endpoint when configured, else minted with the router's keys; cached either way. */
+function subgraphTokenSource(config: Config, keyRing: KeyRing): SubgraphTokenSource {
+  const minter = createLocalMinter(keyRing, { lifetimeSeconds: config.subgraphTokenTtlSeconds });
+  if (!config.tokenExchangeUrl) return withTokenCache(minter);
+  return withTokenCache(
+    createTokenExchangeClient({
+      url: config.tokenExchangeUrl,
+      clientId: config.tokenExchangeClientId,
+      clientSecret: config.tokenExchangeClientSecret,
+      // Anonymous callers have no token to exchange: the router vouches for them itself.
+      anonymous: minter,
+    }),
+  );
+}
+
+/** User tokens: the identity provider's JWKS or static key when configured, plus the development issuer outside production. */
+function createRouterAuthenticator(config: Config, keyRing: KeyRing): Authenticator {
+  return createAuthenticator({
+    source: config.jwksUrl ? { kind: 'jwks', url: config.jwksUrl } : config.jwtPublicKey ? { kind: 'public-key', key: config.jwtPublicKey } : undefined,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    devIssuer: config.devIssuer ? { keyRing } : undefined,
+  });
 }

@@ -16,6 +16,22 @@ export const ENV_NAMES = {
   defaultDeadlineMs: 'SWITCHYARD_DEADLINE_MS',
   subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
   overrideLabels: 'SWITCHYARD_OVERRIDE_LABELS',
+  authMode: 'SWITCHYARD_AUTH_MODE',
+  jwksUrl: 'JWKS_URL',
+  jwtPublicKey: 'JWT_PUBLIC_KEY',
+  jwtIssuer: 'JWT_ISSUER',
+  jwtAudience: 'JWT_AUDIENCE',
+  devIssuer: 'SWITCHYARD_DEV_ISSUER',
+  tokenExchangeUrl: 'TOKEN_EXCHANGE_URL',
+  tokenExchangeClientId: 'TOKEN_EXCHANGE_CLIENT_ID',
+  tokenExchangeClientSecret: 'TOKEN_EXCHANGE_CLIENT_SECRET',
+  subgraphTokenTtlSeconds: 'SWITCHYARD_SUBGRAPH_TOKEN_TTL_SECONDS',
+  authorizationDefault: 'SWITCHYARD_AUTHORIZATION_DEFAULT',
+  maxBodyBytes: 'SWITCHYARD_MAX_BODY_BYTES',
+  maxDepth: 'SWITCHYARD_MAX_DEPTH',
+  maxAliases: 'SWITCHYARD_MAX_ALIASES',
+  maxDirectives: 'SWITCHYARD_MAX_DIRECTIVES',
+  maxTokens: 'SWITCHYARD_MAX_TOKENS',
 } as const satisfies Record<keyof ConfigInput, string>;
 
 /** Reads the settings present in `env` (empty strings count as unset). */

@@ -28,6 +28,36 @@ export const configSchema = z
     graphiql: booleanLike.optional(),
     /** How often the registry's change versions are re-checked, in ms (LISTEN/NOTIFY makes it faster on PostgreSQL). Default 250. */
     registryPollMs: positiveMs.default(250),
+    /** `required`: no or bad token is 401. `optional`: anonymous requests reach what rules allow (a bad token is still 401). `off`: no authentication. Default `optional`. */
+    authMode: z.enum(['required', 'optional', 'off']).default('optional'),
+    /** JWKS of the identity provider that signs user tokens (cached, refetched on an unknown kid at most every 30 s). */
+    jwksUrl: z.string().url().optional(),
+    /** A static public key (PEM, SPKI or X.509) verifying user tokens instead of a JWKS. */
+    jwtPublicKey: z.string().min(1).optional(),
+    /** Expected `iss` of user tokens. Unset: not checked. */
+    jwtIssuer: z.string().min(1).optional(),
+    /** Expected `aud` of user tokens. Unset: not checked. */
+    jwtAudience: z.string().min(1).optional(),
+    /** Accept tokens of the built-in development issuer (`switchyard token mint`). Default: on unless production. */
+    devIssuer: booleanLike.optional(),
+    /** RFC 8693 token endpoint that issues per-subgraph tokens. Unset: the router mints them with its own keys. */
+    tokenExchangeUrl: z.string().url().optional(),
+    tokenExchangeClientId: z.string().min(1).optional(),
+    tokenExchangeClientSecret: z.string().min(1).optional(),
+    /** Lifetime of a per-subgraph token minted by the router, in seconds (never beyond the user token). Default 60. */
+    subgraphTokenTtlSeconds: z.coerce.number().int().min(5).max(3600).default(60),
+    /** Coordinates without any permission rule: `open` (allowed) or `closed` (denied). Default `open`. */
+    authorizationDefault: z.enum(['open', 'closed']).default('open'),
+    /** Largest accepted request body, in bytes (413 beyond). Default 1 MiB. */
+    maxBodyBytes: positiveMs.default(1_048_576),
+    /** Deepest selection nesting accepted. Default 12. */
+    maxDepth: positiveMs.default(12),
+    /** Most aliases in one document. Default 30. */
+    maxAliases: positiveMs.default(30),
+    /** Most directives in one document. Default 50. */
+    maxDirectives: positiveMs.default(50),
+    /** Most tokens in one document. Default 2000. */
+    maxTokens: positiveMs.default(2_000),
     /** Progressive-override labels switched on, comma-separated (`percent(x)` labels need none). Default: none. */
     overrideLabels: z
       .union([z.string(), z.array(z.string())])
@@ -47,4 +77,4 @@ export const configSchema = z
 
 export type ConfigInput = z.input<typeof configSchema>;
 type ParsedConfig = z.output<typeof configSchema>;
-export type Config = Readonly<Omit<ParsedConfig, 'graphiql'> & { graphiql: boolean }>;
+export type Config = Readonly<Omit<ParsedConfig, 'graphiql' | 'devIssuer'> & { graphiql: boolean; devIssuer: boolean }>;

@@ -2,6 +2,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
+import type { GraphQLSchema } from 'graphql';
 import type { Executor } from '@graphql-tools/utils';
 import type { Database } from '../registry/database.js';
 import { listSubgraphs } from '../registry/subgraph-store.js';
@@ -28,6 +29,8 @@ interface SourceDeps {
   metrics?: RouterMetrics;
   /** Progressive-override labels switched on (see buildGatewaySchema). */
   overrideLabels?: ReadonlySet<string>;
+  /** Changes a built schema before it serves (authorization guards). */
+  decorateSchema?: (schema: GraphQLSchema) => void;
 }
 
 function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, routes: Map<string, RouteMetadata>): void {
@@ -35,6 +38,7 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
     executorFor: (endpoint) => deps.executorFor(endpoint, routes.get(endpoint.name) ?? {}),
     overrideLabels: deps.overrideLabels,
   });
+  deps.decorateSchema?.(built.schema);
   const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source });
   deps.metrics?.schemaReloads.inc({ result: 'swapped' });
   deps.metrics?.schemaVersion.set(graph?.generation ?? 0);

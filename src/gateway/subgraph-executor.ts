@@ -12,6 +12,10 @@ import { withRetry } from '../resilience/retry.js';
 import { isUpstreamFailure, UpstreamFailure, type CallHandler, type CallWrapper, type SubgraphCall } from '../resilience/subgraph-call.js';
 import type { ResolvedRoute, SubgraphHealth } from '../resilience/subgraph-health.js';
 import { withTimeout } from '../resilience/timeout.js';
+import { applyHeaderRules, withSubgraphToken } from '../resilience/subgraph-token.js';
+import type { RouteMetadata } from '../registry/route.js';
+import type { Principal } from '../security/authenticate.js';
+import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import type { RouterMetrics, SubgraphOutcome } from '../telemetry/metrics.js';
 import { enrichSubgraphResult } from './subgraph-errors.js';
 import { createHttpTransport } from './subgraph-transport.js';
@@ -28,6 +32,10 @@ export interface SubgraphExecutorOptions {
   defaultDeadlineMs?: number;
   /** false: no fallback, retry, hedge or breaker, only the timeout (the layer switched off). Default true. */
   resilience?: boolean;
+  /** Per-subgraph tokens: every call carries a token made for this subgraph (off when absent). */
+  tokens?: { source: SubgraphTokenSource; principalOf: (context: unknown) => Principal | undefined };
+  /** Header rules of the route (rename, drop, add). */
+  headerRules?: RouteMetadata['headers'];
 }
 
 const FAILURE_OUTCOME: Record<UpstreamFailure['kind'], SubgraphOutcome> = {
@@ -37,6 +45,7 @@ const FAILURE_OUTCOME: Record<UpstreamFailure['kind'], SubgraphOutcome> = {
   deadline: 'deadline',
   cancelled: 'cancelled',
   circuit_open: 'circuit_open',
+  token: 'token_error',
 };
 
 /** Counts every attempt by outcome and feeds the latency of answered ones to the tracker. */
@@ -65,7 +74,7 @@ function withAttemptMetrics(name: string, health: SubgraphHealth, metrics: Route
 
 /**
  * Builds the executor. The stack, from the outside in:
- *   fallback (opt-in) → retry (queries) → hedge (queries) → attempt metrics → circuit breaker → timeout → HTTP
+ *   fallback (opt-in) → subgraph token → retry (queries) → hedge (queries) → attempt metrics → circuit breaker → timeout → HTTP
  * so every attempt, first, retry or hedge, is counted, checked against the breaker and bounded by
  * min(subgraph timeout, time left before the request deadline).
  *
@@ -89,6 +98,19 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
         },
       }),
     );
+  }
+  if (options.tokens) {
+    wrappers.push(
+      withSubgraphToken({
+        source: options.tokens.source,
+        principalOf: options.tokens.principalOf,
+        headerRules: options.headerRules,
+        onToken: (result) => metrics?.subgraphTokens.inc({ subgraph: name, result }),
+      }),
+    );
+  } else if (options.headerRules) {
+    const headers = applyHeaderRules({}, options.headerRules);
+    wrappers.push((next) => (call) => next({ ...call, headers: { ...call.headers, ...headers } }));
   }
   if (resilient && route.retry.enabled) {
     wrappers.push(

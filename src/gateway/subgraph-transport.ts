@@ -47,7 +47,7 @@ export function createHttpTransport(options: TransportOptions): CallHandler {
     let response: Dispatcher.ResponseData;
     let text: string;
     try {
-      response = await httpRequest(url, { method: 'POST', headers, body, signal: call.signal, dispatcher });
+      response = await httpRequest(url, { method: 'POST', headers: call.headers ? { ...headers, ...call.headers } : headers, body, signal: call.signal, dispatcher });
       text = await response.body.text();
     } catch (error) {
       if (call.signal.aborted) throw failureFromAbort(call.signal.reason, name);

@@ -16,6 +16,22 @@ export const routeSchema = z
      * subgraph's sections are skipped (null with SUBGRAPH_COST_EXCEEDED). Default: no budget.
      */
     costBudget: z.number().int().positive().optional(),
+    /**
+     * Header rules for services that want another header than `Authorization: Bearer <subgraph token>`
+     * or an API key: applied in order rename, drop, add (header names are case-insensitive).
+     */
+    headers: z
+      .object({
+        /** e.g. `{ "authorization": "x-subgraph-token" }`. */
+        rename: z.record(z.string().min(1), z.string().min(1)),
+        /** e.g. `["authorization"]` for a service that takes only an API key. */
+        drop: z.array(z.string().min(1)),
+        /** e.g. `{ "x-api-key": "..." }`. */
+        add: z.record(z.string().min(1), z.string()),
+      })
+      .partial()
+      .strict()
+      .optional(),
     /** Circuit breaker over a rolling window of attempt outcomes. */
     breaker: z
       .object({

@@ -20,6 +20,8 @@ export interface SubgraphCall {
   /** The request's deadline, in `performance.now()` milliseconds. */
   readonly deadlineAt: number;
   readonly attempt: AttemptKind;
+  /** Headers for the subgraph (its token, header rules), set once per logical call and kept by every attempt. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** Runs one call (or a decorated series of attempts). Resolves with the subgraph's GraphQL result; rejects with UpstreamFailure. */
@@ -36,8 +38,9 @@ export type CallWrapper = (next: CallHandler) => CallHandler;
  * - `deadline`: the request's deadline passed first.
  * - `cancelled`: the client went away, or a wrapper abandoned the attempt (hedge loser).
  * - `circuit_open`: the breaker refused the attempt without calling.
+ * - `token`: no token for the subgraph could be obtained (token exchange refused or unreachable).
  */
-export type FailureKind = 'network' | 'http' | 'timeout' | 'deadline' | 'cancelled' | 'circuit_open';
+export type FailureKind = 'network' | 'http' | 'timeout' | 'deadline' | 'cancelled' | 'circuit_open' | 'token';
 
 export class UpstreamFailure extends Error {
   constructor(

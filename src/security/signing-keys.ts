@@ -242,10 +242,30 @@ export class KeyRing {
     return ring;
   }
 
+  /**
+   * A ring of keys generated in memory, for a router without a database (serving a supergraph file):
+   * its tokens verify against its own `/.well-known/jwks.json` only, and new keys come with a restart.
+   */
+  static async ephemeral(options: OpenKeyRingOptions = {}): Promise<KeyRing> {
+    const alg = options.alg ?? DEFAULT_SIGNING_ALGORITHM;
+    const created = new Date();
+    const rows: KeyRow[] = [];
+    for (const purpose of options.purposes ?? KEY_PURPOSES) {
+      const key = await generateKey(purpose, alg);
+      rows.push({ kid: key.kid, purpose, alg, private_jwk: key.privateJwk, public_jwk: key.publicJwk, created_at: created, not_after: null });
+    }
+    const ring = new KeyRing(options);
+    await ring.#apply(rows, ++ring.#reloads);
+    return ring;
+  }
+
   /** Re-reads the published keys (one query) and swaps them in. */
   async reload(db: Queryable): Promise<void> {
     const sequence = ++this.#reloads;
-    const rows = await selectPublished(db);
+    await this.#apply(await selectPublished(db), sequence);
+  }
+
+  async #apply(rows: readonly KeyRow[], sequence: number): Promise<void> {
     const byKid = new Map<string, RingEntry>();
     const active = new Map<KeyPurpose, SigningKey>();
     for (const row of rows) {

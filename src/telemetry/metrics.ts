@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { ANONYMOUS_OPERATION, METRIC, OTHER_OPERATION } from './metric-names.js';
 
 /** Outcome of one attempt to a subgraph: a GraphQL answer (with or without errors), or how it failed. */
-export type SubgraphOutcome = 'ok' | 'graphql_error' | 'http_error' | 'network_error' | 'timeout' | 'deadline' | 'cancelled' | 'circuit_open';
+export type SubgraphOutcome = 'ok' | 'graphql_error' | 'http_error' | 'network_error' | 'timeout' | 'deadline' | 'cancelled' | 'circuit_open' | 'token_error';
 
 export interface RouterMetrics {
   readonly registry: Registry;
@@ -24,6 +24,11 @@ export interface RouterMetrics {
   readonly operationCost: Histogram<'kind'>;
   readonly costRejected: Counter<'operation'>;
   readonly rateLimited: Counter<'operation'>;
+  readonly authFailures: Counter<'reason'>;
+  readonly forbidden: Counter<'scope'>;
+  readonly subgraphTokens: Counter<'subgraph' | 'result'>;
+  /** Reads the audit writer's counters at every scrape. */
+  watchAudit(stats: () => { buffered: number; spilled: number }): void;
   readonly schemaVersion: Gauge;
   readonly schemaReloads: Counter<'result'>;
   readonly schemaLastReload: Gauge;
@@ -64,6 +69,30 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     operationCost: new Histogram({ name: METRIC.operationCost, help: 'Cost of operations, estimated before execution and actual after it.', labelNames: ['kind'], buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000], registers: [registry] }),
     costRejected: new Counter({ name: METRIC.costRejected, help: 'Requests refused because their estimated cost exceeded the limit.', labelNames: ['operation'], registers: [registry] }),
     rateLimited: new Counter({ name: METRIC.rateLimited, help: 'Requests refused by the cost rate limit.', labelNames: ['operation'], registers: [registry] }),
+    authFailures: new Counter({ name: METRIC.authFailures, help: 'Requests refused by authentication, by reason (missing, invalid, unavailable).', labelNames: ['reason'], registers: [registry] }),
+    forbidden: new Counter({ name: METRIC.forbidden, help: 'Authorization denials: whole requests, or requests with denied fields.', labelNames: ['scope'], registers: [registry] }),
+    subgraphTokens: new Counter({ name: METRIC.subgraphTokens, help: 'Per-subgraph tokens obtained (minted or exchanged, cached or not) and failures.', labelNames: ['subgraph', 'result'], registers: [registry] }),
+    watchAudit(stats) {
+      new Gauge({
+        name: METRIC.auditBuffered,
+        help: 'Audit entries in memory, not yet written.',
+        registers: [registry],
+        collect() {
+          this.set(stats().buffered);
+        },
+      });
+      let reported = 0;
+      new Counter({
+        name: METRIC.auditSpilled,
+        help: 'Audit entries written to the local spill file because the database was unreachable (replayed later).',
+        registers: [registry],
+        collect() {
+          const spilled = stats().spilled;
+          if (spilled > reported) this.inc(spilled - reported);
+          reported = spilled;
+        },
+      });
+    },
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
     schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
     schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),

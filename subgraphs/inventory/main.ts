@@ -1,10 +1,11 @@
-// Starts the inventory subgraph on its own: PORT (default 4003), HOST, FAULT_* knobs; stops on SIGTERM/SIGINT.
-import { runStandalone } from '../kit/index.js';
+// Starts the inventory subgraph on its own: PORT (default 4003), HOST, FAULT_* knobs, ROUTER_JWKS_URL/ROUTER_TOKEN_ISSUER; stops on SIGTERM/SIGINT.
+import { describeRunning, runStandalone } from '../kit/index.js';
 import { createInventorySubgraph } from './create-inventory-subgraph.js';
 
 try {
-  const running = await runStandalone(createInventorySubgraph());
-  console.log(`${running.name} subgraph listening on ${running.url}`);
+  const subgraph = createInventorySubgraph();
+  const running = await runStandalone(subgraph);
+  console.log(describeRunning(subgraph, running));
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
   process.exitCode = 1;

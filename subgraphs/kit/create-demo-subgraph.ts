@@ -1,4 +1,5 @@
 // Builds a demo subgraph from its name, resolvers and per-request context: schema, yoga, faults, stats, listen().
+import type { IncomingMessage } from 'node:http';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
@@ -6,7 +7,8 @@ import { createFaultSwitch, faultSettingsFromEnv, validateFaultPatch } from './f
 import { readSchemaFile } from './schema-file.js';
 import { startSubgraphServer } from './subgraph-server.js';
 import { createSubgraphStats, type SubgraphStats } from './subgraph-stats.js';
-import type { DemoSubgraph, SubgraphOptions } from './types.js';
+import { createTokenGate, tokenRequirementFromEnv, validateTokenRequirement } from './token-gate.js';
+import type { Authenticate, CallerContext, DemoSubgraph, SubgraphCaller, SubgraphOptions, TokenRequirement } from './types.js';
 
 /**
  * Resolvers by type, then field (plus `__resolveReference` for entities). Loosely typed because
@@ -24,28 +26,46 @@ export interface DemoSubgraphSpec<TContext extends object> {
   /**
    * Runs once per subgraph instance: generates the tables, wraps them as counted data sources
    * (`createTableSource(..., stats)`) and returns the resolvers plus `createContext`, which yoga
-   * calls per request so DataLoaders are never shared between requests.
+   * calls per request so DataLoaders are never shared between requests. The kit adds `caller`
+   * (`CallerContext`) to what it returns.
    */
   setup(stats: SubgraphStats): { resolvers: ResolverMap; createContext(): TContext };
 }
 
 export function createDemoSubgraph<TContext extends object>(spec: DemoSubgraphSpec<TContext>, options: SubgraphOptions = {}): DemoSubgraph {
+  const env = options.env ?? process.env;
   // Options win over the environment; both are validated now, so a bad knob fails at start.
-  const faults = createFaultSwitch({ ...faultSettingsFromEnv(options.env ?? process.env), ...validateFaultPatch(options.faults ?? {}) });
+  const faults = createFaultSwitch({ ...faultSettingsFromEnv(env), ...validateFaultPatch(options.faults ?? {}) });
+  const initialTokens = options.requireTokens === undefined ? tokenRequirementFromEnv(env) : validateTokenRequirement(options.requireTokens);
   const stats = createSubgraphStats();
   const sdl = readSchemaFile(spec.name);
   const { resolvers, createContext } = spec.setup(stats);
   const schema = buildSubgraphSchema({ typeDefs: parse(sdl), resolvers: resolvers as SubgraphResolvers });
-  const yoga = createYoga({
+  // Who each verified request is for: written by the token gate, read once when yoga builds the context.
+  const callers = new WeakMap<IncomingMessage, SubgraphCaller>();
+  const yoga = createYoga<{ req?: IncomingMessage }>({
     schema,
     graphqlEndpoint: '/graphql',
     // A subgraph serves the router, not people: no GraphiQL, no landing page, no per-request logs.
     graphiql: false,
     landingPage: false,
     logging: false,
-    context: createContext,
+    context: function createRequestContext({ req }): TContext & CallerContext {
+      return { ...createContext(), caller: req === undefined ? undefined : callers.get(req) };
+    },
     plugins: [useEntityRequestCounter(stats)],
   });
+
+  const rememberCaller = (req: IncomingMessage, caller: SubgraphCaller): void => void callers.set(req, caller);
+  let requiredTokens: Readonly<Required<TokenRequirement>> | undefined;
+  // The hook `listen()`'s servers read per request: the token gate, then the caller's own hook.
+  let authenticate: Authenticate | undefined = options.authenticate;
+  function requireTokens(requirement: TokenRequirement | undefined): void {
+    const next = requirement === undefined ? undefined : validateTokenRequirement(requirement);
+    requiredTokens = next;
+    authenticate = next === undefined ? options.authenticate : thenAuthenticate(createTokenGate(spec.name, next, rememberCaller), options.authenticate);
+  }
+  requireTokens(initialTokens);
 
   return {
     name: spec.name,
@@ -53,13 +73,26 @@ export function createDemoSubgraph<TContext extends object>(spec: DemoSubgraphSp
     defaultPort: spec.defaultPort,
     faults,
     stats,
+    requireTokens,
+    get requiredTokens() {
+      return requiredTokens;
+    },
     listen: function listenSubgraph(port = spec.defaultPort, host = '127.0.0.1') {
       return startSubgraphServer(
-        { name: spec.name, faults, stats, executeGraphql: yoga.requestListener, authenticate: options.authenticate },
+        { name: spec.name, faults, stats, executeGraphql: yoga.requestListener, authenticator: () => authenticate },
         port,
         host,
       );
     },
+  };
+}
+
+/** Runs `second` only after `first` let the request through; the first refusal answers. */
+function thenAuthenticate(first: Authenticate, second: Authenticate | undefined): Authenticate {
+  if (second === undefined) return first;
+  return async function authenticateBoth(req) {
+    const result = await first(req);
+    return result === true ? second(req) : result;
   };
 }
 

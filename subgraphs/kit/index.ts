@@ -1,4 +1,4 @@
-// The shared kit of the demo subgraphs: server builder, fault switch, stats, seeded data helpers.
+// The shared kit of the demo subgraphs: server builder, fault switch, stats, router-token check, seeded data helpers.
 export { PRODUCT_COUNT, productIds } from './catalog.js';
 export { createDemoSubgraph, type DemoSubgraphSpec, type ResolverMap } from './create-demo-subgraph.js';
 export {
@@ -15,8 +15,36 @@ export {
   type FaultSwitch,
 } from './fault-switch.js';
 export { hashSeed, intBetween, mulberry32, pick, randomFor, type Random } from './prng.js';
-export { runStandalone } from './run-standalone.js';
+export { describeRunning, runStandalone } from './run-standalone.js';
 export { readSchemaFile } from './schema-file.js';
 export { createSubgraphStats, type StatsSnapshot, type SubgraphStats } from './subgraph-stats.js';
 export { createTableSource, type BatchSource } from './table-source.js';
-export type { Authenticate, AuthenticationResult, DemoSubgraph, RunningSubgraph, SubgraphOptions } from './types.js';
+export {
+  createTokenGate,
+  DEFAULT_TOKEN_ISSUER,
+  ROUTER_ACTOR,
+  ROUTER_TOKEN_TYPE,
+  TOKEN_ENV_VARS,
+  TokenRequirementError,
+  tokenRequirementFromEnv,
+  validateTokenRequirement,
+} from './token-gate.js';
+export {
+  createTokenVerifier,
+  type RefusedToken,
+  type TokenCheck,
+  type TokenVerifier,
+  type TokenVerifierOptions,
+  type VerifiedToken,
+} from './token-verifier.js';
+export type {
+  Authenticate,
+  AuthenticationRefusal,
+  AuthenticationResult,
+  CallerContext,
+  DemoSubgraph,
+  RunningSubgraph,
+  SubgraphCaller,
+  SubgraphOptions,
+  TokenRequirement,
+} from './types.js';

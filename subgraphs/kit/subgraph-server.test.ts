@@ -81,10 +81,11 @@ describe('admin: stats', () => {
       entityRequests: 0,
       dataSourceCalls: { productsById: 1 },
       aborted: 0,
+      unauthorized: 0,
       inFlight: 0,
     });
     const reset = await fetch(`${baseUrl(running)}/admin/stats/reset`, { method: 'POST' });
-    expect(await reset.json()).toEqual({ requests: 0, graphqlRequests: 0, entityRequests: 0, dataSourceCalls: { productsById: 0 }, aborted: 0, inFlight: 0 });
+    expect(await reset.json()).toEqual({ requests: 0, graphqlRequests: 0, entityRequests: 0, dataSourceCalls: { productsById: 0 }, aborted: 0, unauthorized: 0, inFlight: 0 });
   });
 });
 

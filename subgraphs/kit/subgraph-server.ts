@@ -13,7 +13,11 @@ export interface SubgraphServerParts {
   stats: SubgraphStats;
   /** Executes a `/graphql` request and writes the answer (yoga's node request listener). */
   executeGraphql: (req: IncomingMessage, res: ServerResponse) => void;
-  authenticate?: Authenticate;
+  /**
+   * The authentication hook for the request at hand, or `undefined` for none. Read per request, so a
+   * change (`requireTokens()`) applies to the next request at once; one already past this step keeps its result.
+   */
+  authenticator?: () => Authenticate | undefined;
 }
 
 /**
@@ -22,12 +26,12 @@ export interface SubgraphServerParts {
  * 2. `down`: destroy the socket, no answer at all; `hang`: never answer;
  * 3. wait `latencyMs + random(0..jitterMs)` (plus `slowMs` for a `slowRate` draw) on a timer that the client's disconnect clears;
  * 4. `error` mode, or a draw under `errorRate`: answer `errorStatus` (200 with an `INJECTED_FAULT` GraphQL error, or a bare 5xx);
- * 5. authenticate, when a hook is configured (the one place for it);
+ * 5. authenticate, when a hook is configured (the one place for it); a refusal is counted in `unauthorized`;
  * 6. hand the request to yoga.
  * One `close` listener per request keeps `inFlight` and `aborted` right whatever the ending.
  */
 export function startSubgraphServer(parts: SubgraphServerParts, port: number, host: string): Promise<RunningSubgraph> {
-  const { name, faults, stats, executeGraphql, authenticate } = parts;
+  const { name, faults, stats, executeGraphql, authenticator } = parts;
   const injectedFault = Buffer.from(
     JSON.stringify({ data: null, errors: [{ message: `${name} subgraph failed (injected fault)`, extensions: { code: 'INJECTED_FAULT' } }] }),
   );
@@ -101,15 +105,19 @@ export function startSubgraphServer(parts: SubgraphServerParts, port: number, ho
       res.end(injectedFault);
       return;
     }
+    const authenticate = authenticator?.();
     if (authenticate === undefined) return executeGraphql(req, res);
     authenticate(req).then(
       function afterAuthenticate(result) {
         if (result === true) return executeGraphql(req, res);
-        const { status, message } = result === false ? { status: 401, message: `${name} subgraph: authentication required` } : result;
+        stats.unauthorized += 1;
+        const refusal = result === false ? { status: 401, message: `${name} subgraph: authentication required` } : result;
+        const code = refusal.code ?? (refusal.status === 403 ? 'FORBIDDEN' : 'UNAUTHENTICATED');
         req.resume();
-        sendJson(res, status, { errors: [{ message, extensions: { code: status === 403 ? 'FORBIDDEN' : 'UNAUTHENTICATED' } }] });
+        sendJson(res, refusal.status, { errors: [{ message: refusal.message, extensions: { code } }] }, refusal.headers);
       },
       function onAuthenticateFailure() {
+        stats.unauthorized += 1;
         req.resume();
         sendJson(res, 500, { errors: [{ message: `${name} subgraph: authentication failed`, extensions: { code: 'INTERNAL_SERVER_ERROR' } }] });
       },

@@ -11,6 +11,8 @@ export interface StatsSnapshot {
   dataSourceCalls: Record<string, number>;
   /** `/graphql` requests the client gave up on before they were answered (hanging ones included). */
   aborted: number;
+  /** `/graphql` requests the authentication step did not let through (401, 403, 503 when the router's keys were unreachable, 500). */
+  unauthorized: number;
   /** `/graphql` requests being handled right now (a gauge: `reset()` leaves it alone). */
   inFlight: number;
 }
@@ -30,6 +32,7 @@ export function createSubgraphStats(): SubgraphStats {
     entityRequests: 0,
     dataSourceCalls: {},
     aborted: 0,
+    unauthorized: 0,
     inFlight: 0,
     snapshot: function snapshotStats() {
       return {
@@ -38,6 +41,7 @@ export function createSubgraphStats(): SubgraphStats {
         entityRequests: stats.entityRequests,
         dataSourceCalls: { ...stats.dataSourceCalls },
         aborted: stats.aborted,
+        unauthorized: stats.unauthorized,
         inFlight: stats.inFlight,
       };
     },
@@ -46,6 +50,7 @@ export function createSubgraphStats(): SubgraphStats {
       stats.graphqlRequests = 0;
       stats.entityRequests = 0;
       stats.aborted = 0;
+      stats.unauthorized = 0;
       for (const name of Object.keys(stats.dataSourceCalls)) stats.dataSourceCalls[name] = 0;
     },
   };

@@ -3,8 +3,18 @@ import type { IncomingMessage } from 'node:http';
 import type { FaultSettings, FaultSwitch } from './fault-switch.js';
 import type { SubgraphStats } from './subgraph-stats.js';
 
-/** `true` lets the request through; `false` answers 401; an object answers its own status and message. */
-export type AuthenticationResult = boolean | { status: number; message: string };
+/** `true` lets the request through; `false` answers 401; a refusal answers its own status, message and headers. */
+export type AuthenticationResult = boolean | AuthenticationRefusal;
+
+export interface AuthenticationRefusal {
+  status: number;
+  /** The GraphQL error message of the answer. */
+  message: string;
+  /** `extensions.code` of the error. Default `FORBIDDEN` for 403, else `UNAUTHENTICATED`. */
+  code?: string;
+  /** Extra response headers, e.g. `WWW-Authenticate` (RFC 6750 §3). Default none. */
+  headers?: Record<string, string>;
+}
 
 /**
  * Decides whether an incoming `/graphql` request may reach GraphQL execution (the place for
@@ -17,8 +27,35 @@ export interface SubgraphOptions {
   faults?: Partial<FaultSettings>;
   /** Where `FAULT_*` variables are read from at creation. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
-  /** Request authentication hook. Default: none, every request goes through. */
+  /** Request authentication hook, run after the token check when both are on. Default: none, every request goes through. */
   authenticate?: Authenticate;
+  /**
+   * Verify the router's per-subgraph tokens from the start (see `DemoSubgraph.requireTokens`). Wins over
+   * `ROUTER_JWKS_URL` / `ROUTER_TOKEN_ISSUER` read from `env`. Default: from `env`, else off.
+   */
+  requireTokens?: TokenRequirement;
+}
+
+/** Where the router's keys are and who issues its tokens. */
+export interface TokenRequirement {
+  /** The router's JWKS, e.g. `http://127.0.0.1:4000/.well-known/jwks.json` (http or https). */
+  jwksUrl: string;
+  /** Expected `iss`. Default `switchyard`. */
+  issuer?: string;
+}
+
+/** Who a verified token says the request is for, as resolvers see it in `context.caller`. */
+export interface SubgraphCaller {
+  /** The user the router acts for (`anonymous` when the router's request had none). */
+  readonly subject: string;
+  /** The user's scopes, from the token's space-separated `scope` claim. */
+  readonly scopes: readonly string[];
+}
+
+/** What the kit adds to every subgraph's per-request GraphQL context. */
+export interface CallerContext {
+  /** Set when token verification is on and the request passed it; `undefined` otherwise. */
+  caller: SubgraphCaller | undefined;
 }
 
 export interface DemoSubgraph {
@@ -30,6 +67,16 @@ export interface DemoSubgraph {
   readonly defaultPort: number;
   readonly faults: FaultSwitch;
   readonly stats: SubgraphStats;
+  /**
+   * Turns verification of the router's per-subgraph tokens on (or off with `undefined`) at run time, for
+   * every server `listen()` started. When on, a `/graphql` request needs `Authorization: Bearer <token>`
+   * signed by a key of `jwksUrl`, with `aud` = this subgraph's name, `iss` = `issuer`, `act.sub` =
+   * `switchyard-router` and header `typ: at+jwt`; otherwise 401 (503 when the JWKS cannot be fetched).
+   * `/admin/*` and `/healthz` stay open. Throws a TypeError, changing nothing, when `jwksUrl` is not an http(s) URL.
+   */
+  requireTokens(options: TokenRequirement | undefined): void;
+  /** The token requirement in force (issuer filled in), `undefined` when verification is off. */
+  readonly requiredTokens: Readonly<Required<TokenRequirement>> | undefined;
   /** Serves the subgraph over HTTP. Port 0 picks a free port; default `defaultPort`. Host default `127.0.0.1`. */
   listen(port?: number, host?: string): Promise<RunningSubgraph>;
 }

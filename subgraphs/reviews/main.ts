@@ -1,10 +1,11 @@
-// Starts the reviews subgraph on its own: PORT (default 4002), HOST, FAULT_* knobs; stops on SIGTERM/SIGINT.
-import { runStandalone } from '../kit/index.js';
+// Starts the reviews subgraph on its own: PORT (default 4002), HOST, FAULT_* knobs, ROUTER_JWKS_URL/ROUTER_TOKEN_ISSUER; stops on SIGTERM/SIGINT.
+import { describeRunning, runStandalone } from '../kit/index.js';
 import { createReviewsSubgraph } from './create-reviews-subgraph.js';
 
 try {
-  const running = await runStandalone(createReviewsSubgraph());
-  console.log(`${running.name} subgraph listening on ${running.url}`);
+  const subgraph = createReviewsSubgraph();
+  const running = await runStandalone(subgraph);
+  console.log(describeRunning(subgraph, running));
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);
   process.exitCode = 1;

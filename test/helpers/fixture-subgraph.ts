@@ -13,8 +13,8 @@ export interface FixtureOptions {
 export interface RunningFixture {
   url: string;
   sdl: string;
-  /** GraphQL requests received so far, with their query text. */
-  requests: { query: string; variables?: Record<string, unknown> }[];
+  /** GraphQL requests received so far, with their query text and headers. */
+  requests: { query: string; variables?: Record<string, unknown>; headers: Record<string, string> }[];
   close(): Promise<void>;
 }
 
@@ -27,8 +27,8 @@ export async function startFixtureSubgraph(options: FixtureOptions): Promise<Run
     maskedErrors: false,
     plugins: [
       {
-        onParams({ params }) {
-          requests.push({ query: params.query ?? '', variables: params.variables });
+        onParams({ params, request }) {
+          requests.push({ query: params.query ?? '', variables: params.variables, headers: Object.fromEntries(request.headers) });
         },
       },
     ],

@@ -32,6 +32,8 @@ export interface Stack {
 export interface StackOptions {
   subgraphs?: DemoSubgraphName[];
   config?: Partial<ConfigInput>;
+  /** Subgraphs accept only the router's per-subgraph tokens, as in the demo. Default true. */
+  requireTokens?: boolean;
 }
 
 /** Quiet, ephemeral router settings for tests; `overrides` win. */
@@ -67,6 +69,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       return router;
     };
     const router = await start();
+    if (options.requireTokens ?? true) {
+      // Every instance shares the keys in the store, so the first router's JWKS serves them all.
+      const jwksUrl = router.url.replace(/\/graphql$/, '/.well-known/jwks.json');
+      for (const { subgraph } of Object.values(started)) subgraph.requireTokens({ jwksUrl });
+    }
     return {
       store,
       db,

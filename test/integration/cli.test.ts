@@ -87,8 +87,17 @@ describe(`switchyard demo and the registry commands (${databaseKind} database)`,
     expect(again.stderr).toMatch(/no subgraph named "gifts"/);
   });
 
-  it('stops cleanly on SIGTERM and releases the embedded database', async () => {
+  it('stops cleanly on SIGTERM, with an audit row for every request it answered', async () => {
+    const answers = await Promise.all(Array.from({ length: 30 }, () => postGraphQL(routerUrl, 'query SigtermProbe { product(id: "1") { name } }')));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    // No wait for the audit writer: SIGTERM must flush what it still holds.
     expect(await demo.stop()).toBe(0);
+    const audit = await runCli(['audit', '--json', '--limit', '1000', '--operation', 'SigtermProbe'], storeEnv(store));
+    expect(audit.code).toBe(0);
+    expect(JSON.parse(audit.stdout)).toHaveLength(30);
+  });
+
+  it('releases the embedded database when it stops', async () => {
     expect(existsSync(path.join(store.dataDir, 'server.json'))).toBe(false);
     // The next command opens the database itself and still finds the registry.
     const { code, stdout } = await runCli(['subgraph', 'list'], storeEnv(store));

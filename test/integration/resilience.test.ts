@@ -120,8 +120,8 @@ describe(`resilience (${databaseKind} database)`, () => {
       expect(slow(unhedged)).toBeGreaterThan(PAGES * 0.01);
       expect(slow(hedged)).toBeLessThanOrEqual(PAGES * 0.01);
       expect(hedges).toBeGreaterThan(0);
-      // Capped at about 5% of calls (plus the small initial allowance).
-      expect(hedges).toBeLessThanOrEqual(PAGES * 0.05 + 2);
+      // Capped at 5% of calls, plus at most the 5 tokens the hedge bucket can save up beforehand.
+      expect(hedges).toBeLessThanOrEqual(PAGES * 0.05 + 5);
       expect(hedged.every((p) => p.complete)).toBe(true);
       await publishRoute('inventory', {});
     });

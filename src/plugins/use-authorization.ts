@@ -1,0 +1,57 @@
+// Who may see what: rules from the permissions table and @authenticated / @requiresScopes, decided once per document and caller.
+import type { Plugin } from 'graphql-yoga';
+import { clientError } from '../errors/client-error.js';
+import type { GraphHolder, ServedGraph } from '../gateway/served-graph.js';
+import { DENIED, principalsOf, readRequirements, type Authorizer, type Requirement } from '../security/authorization.js';
+import type { RouterMetrics } from '../telemetry/metrics.js';
+import { principalOf } from './use-authentication.js';
+import { parse } from 'graphql';
+
+export interface AuthorizationOptions {
+  graph: GraphHolder;
+  authorizer: Authorizer;
+  metrics?: RouterMetrics;
+}
+
+/**
+ * 1. Requirements from the supergraph SDL are read once per served graph.
+ * 2. The decision (memoised per document, rule version and principal set) either refuses the request
+ *    whole, when the operation or every root field is denied: 403, or 401 for an anonymous caller;
+ *    or names the denied coordinates, whose guarded resolvers then yield null with FORBIDDEN at their
+ *    path, their nullability deciding what else falls.
+ */
+export function useAuthorization(options: AuthorizationOptions): Plugin {
+  const { graph, authorizer, metrics } = options;
+  const requirementsByGraph = new WeakMap<ServedGraph, Map<string, Requirement>>();
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const served = graph.current;
+      if (!served) return;
+      let requirements = requirementsByGraph.get(served);
+      if (!requirements) requirementsByGraph.set(served, (requirements = readRequirements(parse(served.supergraphSdl, { noLocation: true }))));
+      const principal = principalOf(args.contextValue);
+      const decision = authorizer.decide(args.schema, requirements, args.document, args.operationName, principalsOf(principal));
+      if (decision.refused) {
+        metrics?.forbidden.inc({ scope: 'request' });
+        const anonymous = principal === undefined;
+        setResultAndStopExecution({
+          errors: [
+            anonymous
+              ? clientError('UNAUTHENTICATED', 'Authentication required for this operation.', { httpStatus: 401, httpHeaders: { 'www-authenticate': 'Bearer realm="switchyard"' } })
+              : clientError('FORBIDDEN', 'You may not run this operation.', { httpStatus: 403 }),
+          ],
+        });
+        return;
+      }
+      if (decision.denied.size > 0) {
+        metrics?.forbidden.inc({ scope: 'field' });
+        (args.contextValue as unknown as Record<symbol, unknown>)[DENIED] = decision.denied;
+      }
+    },
+  };
+}
+
+/** The error a guarded field throws when the caller may not read it. */
+export function forbiddenField(coordinate: string): Error {
+  return clientError('FORBIDDEN', `Not allowed to read ${coordinate}.`);
+}

@@ -1,0 +1,71 @@
+// Authorization rules (table `permissions`): who may read a coordinate or run an operation; and the in-memory book routers read.
+import type { Queryable } from './database.js';
+
+export interface PermissionRule {
+  principal: string;
+  coordinate: string;
+  createdAt: Date;
+}
+
+const PRINCIPAL = /^((sub|scope|client|role):\S{1,200}|authenticated|anonymous)$/;
+const COORDINATE = /^([_A-Za-z][_0-9A-Za-z]*\.[_A-Za-z][_0-9A-Za-z]*|operation:[_A-Za-z][_0-9A-Za-z]*)$/;
+
+export class InvalidPermissionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidPermissionError';
+  }
+}
+
+function validate(principal: string, coordinate: string): void {
+  if (!PRINCIPAL.test(principal)) throw new InvalidPermissionError(`invalid principal "${principal}": use sub:ID, scope:NAME, client:ID, role:NAME, authenticated or anonymous`);
+  if (!COORDINATE.test(coordinate)) throw new InvalidPermissionError(`invalid coordinate "${coordinate}": use Type.field or operation:Name`);
+}
+
+export async function listPermissions(db: Queryable): Promise<PermissionRule[]> {
+  const { rows } = await db.query<{ principal: string; coordinate: string; created_at: Date }>('select principal, coordinate, created_at from permissions order by coordinate, principal');
+  return rows.map((r) => ({ principal: r.principal, coordinate: r.coordinate, createdAt: r.created_at }));
+}
+
+/** Adds a rule; true if it was new. */
+export async function grantPermission(db: Queryable, principal: string, coordinate: string): Promise<boolean> {
+  validate(principal, coordinate);
+  const { rowCount } = await db.query('insert into permissions (principal, coordinate) values ($1, $2) on conflict do nothing', [principal, coordinate]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** Removes a rule; true if it existed. */
+export async function revokePermission(db: Queryable, principal: string, coordinate: string): Promise<boolean> {
+  validate(principal, coordinate);
+  const { rowCount } = await db.query('delete from permissions where principal = $1 and coordinate = $2', [principal, coordinate]);
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * The rules in memory, replaced whole on every change; `version` moves with each replace so
+ * decisions memoised per document can tell they are stale.
+ */
+export class PermissionBook {
+  #rules = new Map<string, ReadonlySet<string>>();
+  #version = 0;
+
+  get version(): number {
+    return this.#version;
+  }
+
+  replace(rules: readonly Pick<PermissionRule, 'principal' | 'coordinate'>[]): void {
+    const next = new Map<string, Set<string>>();
+    for (const { principal, coordinate } of rules) {
+      let set = next.get(coordinate);
+      if (!set) next.set(coordinate, (set = new Set()));
+      set.add(principal);
+    }
+    this.#rules = next;
+    this.#version++;
+  }
+
+  /** The principals allowed on a coordinate, or undefined when no rule protects it. */
+  principalsFor(coordinate: string): ReadonlySet<string> | undefined {
+    return this.#rules.get(coordinate);
+  }
+}

@@ -1,0 +1,187 @@
+// Authorization decisions: table rules (principal → coordinate) and @authenticated / @requiresScopes, once per document and principal set.
+import { Kind, TypeInfo, defaultFieldResolver, getNamedType, isObjectType, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema, getOperationAST } from 'graphql';
+import type { PermissionBook } from '../registry/permission-store.js';
+import type { Principal } from './authenticate.js';
+
+/** What a field or type demands of the caller, from the subgraphs' SDL. */
+export interface Requirement {
+  authenticated: boolean;
+  /** `@requiresScopes(scopes: [["a", "b"], ["c"]])`: any one group, every scope of it. */
+  scopes?: readonly (readonly string[])[];
+}
+
+/** The principals a caller counts as: `sub:`, `scope:`, `client:`, `role:`, and `authenticated`; or only `anonymous`. */
+export function principalsOf(principal: Principal | undefined): ReadonlySet<string> {
+  if (!principal) return new Set(['anonymous']);
+  const set = new Set<string>(['authenticated', `sub:${principal.subject}`]);
+  for (const scope of principal.scopes) set.add(`scope:${scope}`);
+  if (principal.clientId) set.add(`client:${principal.clientId}`);
+  for (const role of principal.roles ?? []) set.add(`role:${role}`);
+  return set;
+}
+
+/** `@authenticated` and `@requiresScopes` on fields (`Type.field`) and types (`Type`) of a supergraph. */
+export function readRequirements(supergraph: DocumentNode): Map<string, Requirement> {
+  const requirements = new Map<string, Requirement>();
+  const read = (directives: readonly { name: { value: string }; arguments?: readonly any[] }[] | undefined): Requirement | undefined => {
+    let requirement: Requirement | undefined;
+    for (const directive of directives ?? []) {
+      if (directive.name.value === 'authenticated') requirement = { ...requirement, authenticated: true };
+      if (directive.name.value === 'requiresScopes') {
+        const value = directive.arguments?.find((a) => a.name.value === 'scopes')?.value;
+        const groups = value?.kind === Kind.LIST ? value.values.map((g: any) => (g.kind === Kind.LIST ? g.values.map((s: any) => String(s.value)) : [String(g.value)])) : [];
+        requirement = { authenticated: true, ...requirement, scopes: groups };
+      }
+    }
+    return requirement;
+  };
+  for (const definition of supergraph.definitions) {
+    if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION && definition.kind !== Kind.OBJECT_TYPE_EXTENSION && definition.kind !== Kind.INTERFACE_TYPE_DEFINITION) continue;
+    const typeRequirement = read(definition.directives);
+    if (typeRequirement) requirements.set(definition.name.value, typeRequirement);
+    for (const field of definition.fields ?? []) {
+      const requirement = read(field.directives);
+      if (requirement) requirements.set(`${definition.name.value}.${field.name.value}`, requirement);
+    }
+  }
+  return requirements;
+}
+
+function meets(requirement: Requirement | undefined, principals: ReadonlySet<string>): boolean {
+  if (!requirement) return true;
+  if (requirement.authenticated && !principals.has('authenticated')) return false;
+  if (requirement.scopes && requirement.scopes.length > 0) return requirement.scopes.some((group) => group.every((scope) => principals.has(`scope:${scope}`)));
+  return true;
+}
+
+interface FieldUse {
+  coordinate: string;
+  returnType: string;
+  root: boolean;
+}
+
+export interface Decision {
+  /** Coordinates this request may not read: their fields resolve to null with FORBIDDEN. */
+  denied: ReadonlySet<string>;
+  /** Every root field is denied, or the operation itself is: the request is refused whole (401/403). */
+  refused: boolean;
+}
+
+const ALLOWED: Decision = { denied: new Set(), refused: false };
+
+export interface AuthorizerOptions {
+  book: PermissionBook;
+  /** Root fields without any rule: allowed (`open`) or denied (`closed`). Nested fields without rules are always allowed. */
+  defaultPolicy: 'open' | 'closed';
+}
+
+/**
+ * 1. The fields a document reads (their coordinates, return types, whether at the root) are listed
+ *    once per document and schema.
+ * 2. A decision is computed once per document, schema, rule version and principal set, and memoised.
+ * 3. A coordinate with table rules needs one of their principals; one without follows the default
+ *    (`closed` applies to root fields: entry points must be granted). `@authenticated` and
+ *    `@requiresScopes` on the field, or on the type it returns, must hold as well.
+ * 4. `operation:Name` rules guard a whole operation.
+ */
+export class Authorizer {
+  readonly #book: PermissionBook;
+  readonly #defaultPolicy: 'open' | 'closed';
+  readonly #uses = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, FieldUse[]>>();
+  readonly #decisions = new WeakMap<DocumentNode, Map<string, Decision>>();
+
+  constructor(options: AuthorizerOptions) {
+    this.#book = options.book;
+    this.#defaultPolicy = options.defaultPolicy;
+  }
+
+  #fieldUses(schema: GraphQLSchema, document: DocumentNode): FieldUse[] {
+    let bySchema = this.#uses.get(schema);
+    if (!bySchema) this.#uses.set(schema, (bySchema = new WeakMap()));
+    let uses = bySchema.get(document);
+    if (uses) return uses;
+    const found = new Map<string, FieldUse>();
+    const typeInfo = new TypeInfo(schema);
+    const roots = new Set([schema.getQueryType()?.name, schema.getMutationType()?.name, schema.getSubscriptionType()?.name]);
+    visit(
+      document,
+      visitWithTypeInfo(typeInfo, {
+        Field() {
+          const parent = typeInfo.getParentType();
+          const field = typeInfo.getFieldDef();
+          if (!parent || !field || field.name.startsWith('__')) return;
+          const coordinate = `${parent.name}.${field.name}`;
+          if (!found.has(coordinate)) found.set(coordinate, { coordinate, returnType: getNamedType(field.type).name, root: roots.has(parent.name) });
+        },
+      }),
+    );
+    uses = [...found.values()];
+    bySchema.set(document, uses);
+    return uses;
+  }
+
+  decide(schema: GraphQLSchema, requirements: ReadonlyMap<string, Requirement>, document: DocumentNode, operationName: string | null | undefined, principals: ReadonlySet<string>): Decision {
+    const key = `${this.#book.version}|${operationName ?? ''}|${[...principals].sort().join(' ')}`;
+    let perDocument = this.#decisions.get(document);
+    if (!perDocument) this.#decisions.set(document, (perDocument = new Map()));
+    const cached = perDocument.get(key);
+    if (cached) return cached;
+    const decision = this.#decide(schema, requirements, document, operationName, principals);
+    if (perDocument.size >= 256) perDocument.delete(perDocument.keys().next().value as string);
+    perDocument.set(key, decision);
+    return decision;
+  }
+
+  #allowed(coordinate: string, principals: ReadonlySet<string>, root: boolean): boolean {
+    const rules = this.#book.principalsFor(coordinate);
+    if (rules) {
+      for (const principal of rules) if (principals.has(principal)) return true;
+      return false;
+    }
+    return !(root && this.#defaultPolicy === 'closed');
+  }
+
+  #decide(schema: GraphQLSchema, requirements: ReadonlyMap<string, Requirement>, document: DocumentNode, operationName: string | null | undefined, principals: ReadonlySet<string>): Decision {
+    const operation = getOperationAST(document, operationName);
+    const name = operation?.name?.value;
+    if (name && this.#book.principalsFor(`operation:${name}`) && !this.#allowed(`operation:${name}`, principals, false)) return { denied: new Set(), refused: true };
+    const denied = new Set<string>();
+    let roots = 0;
+    let deniedRoots = 0;
+    for (const use of this.#fieldUses(schema, document)) {
+      if (use.root) roots++;
+      const ok = this.#allowed(use.coordinate, principals, use.root) && meets(requirements.get(use.coordinate), principals) && meets(requirements.get(use.returnType), principals);
+      if (!ok) {
+        denied.add(use.coordinate);
+        if (use.root) deniedRoots++;
+      }
+    }
+    if (denied.size === 0) return ALLOWED;
+    return { denied, refused: roots > 0 && deniedRoots === roots };
+  }
+}
+
+/** Where the per-request denied set lives on the GraphQL context (a property read per guarded field: cheaper than a WeakMap). */
+export const DENIED = Symbol.for('switchyard.denied');
+
+/**
+ * Wraps every field resolver of the schema with a guard: when the request's decision denies the
+ * field's coordinate, the resolver throws `makeError(coordinate)` instead of running (no delegation,
+ * so no subgraph call for a denied root field). graphql-js then puts null at the path and bubbles it
+ * to the nearest nullable parent. Done once per built schema.
+ */
+export function installGuards(schema: GraphQLSchema, makeError: (coordinate: string) => Error): void {
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (field.name.startsWith('__')) continue;
+      const coordinate = `${type.name}.${field.name}`;
+      const resolve = field.resolve;
+      field.resolve = function guardedResolve(source, args, context, info) {
+        const denied = (context as Record<symbol, ReadonlySet<string> | undefined> | undefined)?.[DENIED];
+        if (denied?.has(coordinate)) throw makeError(coordinate);
+        return (resolve ?? defaultFieldResolver)(source, args, context, info);
+      };
+    }
+  }
+}
