@@ -105,17 +105,17 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     if (config.supergraphFile) {
       // A supergraph composed elsewhere needs no registry: keys live in memory, policies and permissions stay empty.
       keyRing = await KeyRing.ephemeral();
-      tokens = { source: subgraphTokenSource(config, keyRing), principalOf };
+      if (config.subgraphTokens) tokens = { source: subgraphTokenSource(config, keyRing), principalOf };
       fileSource = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema });
       await fileSource.start();
     } else {
       const db = (database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
       await migrate(db);
       keyRing = await KeyRing.open(db);
-      tokens = { source: subgraphTokenSource(config, keyRing), principalOf };
-      audit = createAuditWriter({ db, spillDir: defaultSpillDir(config.dataDir), onError: (error) => logger.warn({ err: error }, 'audit log: database unreachable or entry refused; spilling to disk') });
+      if (config.subgraphTokens) tokens = { source: subgraphTokenSource(config, keyRing), principalOf };
+      if (config.audit) audit = createAuditWriter({ db, spillDir: defaultSpillDir(config.dataDir), onError: (error) => logger.warn({ err: error }, 'audit log: database unreachable or entry refused; spilling to disk') });
       const writer = audit;
-      metrics.watchAudit(() => writer.stats());
+      if (writer) metrics.watchAudit(() => writer.stats());
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
       const ring = keyRing;
       const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema });

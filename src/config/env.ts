@@ -26,6 +26,8 @@ export const ENV_NAMES = {
   tokenExchangeClientId: 'TOKEN_EXCHANGE_CLIENT_ID',
   tokenExchangeClientSecret: 'TOKEN_EXCHANGE_CLIENT_SECRET',
   subgraphTokenTtlSeconds: 'SWITCHYARD_SUBGRAPH_TOKEN_TTL_SECONDS',
+  subgraphTokens: 'SWITCHYARD_SUBGRAPH_TOKENS',
+  audit: 'SWITCHYARD_AUDIT',
   authorizationDefault: 'SWITCHYARD_AUTHORIZATION_DEFAULT',
   maxBodyBytes: 'SWITCHYARD_MAX_BODY_BYTES',
   maxDepth: 'SWITCHYARD_MAX_DEPTH',

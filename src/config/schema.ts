@@ -44,6 +44,10 @@ export const configSchema = z
     tokenExchangeUrl: z.string().url().optional(),
     tokenExchangeClientId: z.string().min(1).optional(),
     tokenExchangeClientSecret: z.string().min(1).optional(),
+    /** Send every subgraph a token made for it (minted or exchanged). Default on; off only to measure its cost. */
+    subgraphTokens: booleanLike.default(true),
+    /** Write an audit row per request (needs the database). Default on; off only to measure its cost. */
+    audit: booleanLike.default(true),
     /** Lifetime of a per-subgraph token minted by the router, in seconds (never beyond the user token). Default 60. */
     subgraphTokenTtlSeconds: z.coerce.number().int().min(5).max(3600).default(60),
     /** Coordinates without any permission rule: `open` (allowed) or `closed` (denied). Default `open`. */
