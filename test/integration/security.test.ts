@@ -8,7 +8,8 @@ import { startFixtureSubgraph } from '../helpers/fixture-subgraph.js';
 import { queryAudit } from '../../src/registry/audit-log.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from '../../src/security/testing/identity-provider.js';
 import { startTestTokenEndpoint, type TestTokenEndpoint } from '../../src/security/testing/token-endpoint.js';
-import { databaseKind } from '../helpers/database.js';
+import { databaseKind, TEST_DATABASE_URL } from '../helpers/database.js';
+import pg from 'pg';
 import { eventually, postGraphQL } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -174,6 +175,35 @@ describe(`security (${databaseKind} database)`, () => {
       expect(served).toMatchObject({ requestId: 'audit-test-1', subject: 'dana', client: 'mobile-app', operationName: 'AuditedPage', status: 200, complete: true, subgraphs: ['product'] });
       expect(served.operationHash).toMatch(/^[0-9a-f]{64}$/);
       expect(refused).toMatchObject({ status: 401, subject: null, complete: false });
+    });
+
+    it.runIf(TEST_DATABASE_URL)('loses no row when the database drops the router\'s connections in the middle of a run', async () => {
+      const url = new URL(stack.store.databaseUrl!);
+      url.searchParams.set('application_name', 'switchyard-audit-outage');
+      const router = await stack.startRouter({ databaseUrl: url.toString() });
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        const since = new Date();
+        const auth = { authorization: `Bearer ${await token({ sub: 'gina' })}` };
+        let terminated = 0;
+        const killer = (async () => {
+          for (let i = 0; i < 8; i++) {
+            const { rowCount } = await admin.query(`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'switchyard-audit-outage'`);
+            terminated += rowCount ?? 0;
+            await new Promise((resolve) => setTimeout(resolve, 40));
+          }
+        })();
+        const answers = [];
+        for (let i = 0; i < 60; i++) answers.push(await postGraphQL(router.url, 'query OutageProbe { product(id: "1") { name } }', { headers: auth }));
+        await killer;
+        expect(answers.every((a) => a.status === 200)).toBe(true);
+        expect(terminated).toBeGreaterThan(0);
+        await eventually(async () => (await queryAudit(stack.db, { since, operation: 'OutageProbe', limit: 1000 })).length === 60, { what: '60 audit rows', timeoutMs: 30_000 });
+      } finally {
+        await admin.end();
+        await router.close();
+      }
     });
   });
 });
