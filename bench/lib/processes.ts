@@ -1,0 +1,195 @@
+// Child processes of the benchmark: started pinned to a core, ready when they print their URL, measured through /proc, always stopped.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
+import { readProcessCpuMs } from './cpu.js';
+
+export interface ProcessSpec {
+  /** Shown in progress lines and errors. */
+  name: string;
+  command: string;
+  args: readonly string[];
+  /** Added to the bench's own environment. */
+  env?: Record<string, string>;
+  /** CPU core to pin the process to with `taskset`; undefined (or no taskset) leaves it free. */
+  core?: number;
+  /** The first stdout line matching this is the ready signal; group 1 is what it announces (ChildHandle.announced). Default: the first http(s) URL. */
+  ready?: RegExp;
+  /** How long to wait for the ready line, in ms. Default 30000. */
+  readyTimeoutMs?: number;
+  cwd?: string;
+}
+
+export interface ChildHandle {
+  readonly name: string;
+  readonly pid: number;
+  /** What the ready line announced (its group 1): usually the URL. */
+  readonly announced: string;
+  /** CPU time used so far (user + system, all threads), in ms; undefined once the process is gone or without /proc. */
+  cpuMs(): number | undefined;
+  /** The largest resident set seen so far, in KiB (VmHWM, else the largest VmRSS sampled). Call sample() to refresh. */
+  peakRssKb(): number | undefined;
+  /** Reads /proc/<pid>/status once more, so peakRssKb() cannot miss a peak that VmHWM does not report. */
+  sample(): void;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Whether `taskset` exists and the machine has at least `cores` cores; pinning is skipped (with a warning from the caller) otherwise. */
+export function canPin(cores = 2): boolean {
+  if (availableParallelism() < cores) return false;
+  return spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+/** Pins every thread of this process (the load generator) to `core`. */
+export function pinSelf(core: number): boolean {
+  return spawnSync('taskset', ['-a', '-c', '-p', String(core), String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+
+/** VmHWM (peak resident set) and VmRSS of a process in KiB, from /proc/<pid>/status. */
+export function readMemoryKb(pid: number): { hwmKb?: number; rssKb?: number } {
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return {};
+  }
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+    return match ? Number(match[1]) : undefined;
+  };
+  return { hwmKb: field('VmHWM'), rssKb: field('VmRSS') };
+}
+
+/**
+ * Owns every child the benchmark starts, so that one call stops them all: after a run, on an error, on
+ * Ctrl-C, and (synchronously, with SIGKILL) when the bench process exits for any other reason.
+ */
+export class ProcessSupervisor {
+  /** Each running child and the promise of its exit. */
+  readonly #children = new Map<ChildProcess, Promise<void>>();
+  readonly #pinning: boolean;
+
+  constructor(options: { pinning: boolean }) {
+    this.#pinning = options.pinning;
+  }
+
+  get pinning(): boolean {
+    return this.#pinning;
+  }
+
+  async start(spec: ProcessSpec): Promise<ChildHandle> {
+    const pinned = this.#pinning && spec.core !== undefined;
+    // taskset execs the command, so the child's pid is the command's own pid and /proc/<pid> measures it.
+    const command = pinned ? 'taskset' : spec.command;
+    const args = pinned ? ['-c', String(spec.core), spec.command, ...spec.args] : [...spec.args];
+    const child = spawn(command, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A command that cannot start emits 'error' and never 'exit'.
+    const exited = new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.once('error', () => resolve());
+    });
+    this.#children.set(child, exited);
+    void exited.then(() => this.#children.delete(child));
+
+    const stderrTail: string[] = [];
+    child.stderr!.setEncoding('utf8').on('data', function keepStderrTail(chunk: string) {
+      stderrTail.push(...chunk.split('\n').filter(Boolean));
+      stderrTail.splice(0, Math.max(0, stderrTail.length - 20));
+    });
+
+    let announced: string;
+    try {
+      announced = await waitForReadyLine(child, spec, stderrTail);
+    } catch (error) {
+      await stopChild(child, exited, 2_000);
+      throw error;
+    }
+    const pid = child.pid!;
+    let peakKb: number | undefined;
+    const sample = () => {
+      const { hwmKb, rssKb } = readMemoryKb(pid);
+      const seen = hwmKb ?? rssKb;
+      if (seen !== undefined) peakKb = Math.max(peakKb ?? 0, seen);
+    };
+    return {
+      name: spec.name,
+      pid,
+      announced,
+      cpuMs: () => readProcessCpuMs(pid),
+      peakRssKb: () => peakKb,
+      sample,
+      stop: (graceMs = 5_000) => {
+        sample();
+        return stopChild(child, exited, graceMs);
+      },
+    };
+  }
+
+  /** Stops every child still running, in parallel. */
+  async stopAll(graceMs = 5_000): Promise<void> {
+    await Promise.all([...this.#children].map(([child, exited]) => stopChild(child, exited, graceMs)));
+  }
+
+  /** Last resort from a process 'exit' handler, where nothing asynchronous runs any more. */
+  killAllSync(): void {
+    for (const child of this.#children.keys()) child.kill('SIGKILL');
+  }
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timedOut = Symbol('timeout');
+  const outcome = await Promise.race([exited, delay(graceMs, timedOut)]);
+  if (outcome === timedOut) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+function waitForReadyLine(child: ChildProcess, spec: ProcessSpec, stderrTail: string[]): Promise<string> {
+  const pattern = spec.ready ?? /(https?:\/\/\S+)/;
+  const timeoutMs = spec.readyTimeoutMs ?? 30_000;
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const describe = (why: string) => new Error(`${spec.name}: ${why}${stderrTail.length ? `\n  stderr: ${stderrTail.join('\n  stderr: ')}` : ''}`);
+    const cleanup = () => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.off('exit', onExit);
+      child.off('error', onError);
+      // Keep draining stdout so a chatty child never blocks on a full pipe.
+      child.stdout!.resume();
+    };
+    const onData = (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        const match = pattern.exec(line);
+        if (match) {
+          cleanup();
+          resolve(match[1] ?? match[0]);
+          return;
+        }
+      }
+    };
+    const onExit = (code: number | null, signal: string | null) => {
+      cleanup();
+      reject(describe(`exited before it was ready (code ${code}, signal ${signal})`));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(describe(`could not start: ${error.message}`));
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(describe(`printed no ready line within ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.stdout!.setEncoding('utf8').on('data', onData);
+    child.once('exit', onExit);
+    child.once('error', onError);
+  });
+}

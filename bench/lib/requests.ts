@@ -1,0 +1,18 @@
+// Turns a scenario's GraphQL request into the HTTP request every gateway receives, with an Authorization header of its own.
+import type { LoadRequest } from './load.js';
+import type { GraphQLRequestBody } from './types.js';
+
+/**
+ * Headers as a browser-era GraphQL client sends them. The unique bearer token defeats any gateway that
+ * would answer identical concurrent requests by executing one (request deduplication keyed on headers).
+ */
+export function toLoadRequest(body: GraphQLRequestBody, id: number | string): LoadRequest {
+  return {
+    body: JSON.stringify(body),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/graphql-response+json, application/json;q=0.9',
+      authorization: `Bearer bench-${id}`,
+    },
+  };
+}

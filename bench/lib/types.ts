@@ -1,0 +1,90 @@
+// The benchmark's extension points: a scenario is a backend, a list of gateway variants and a request factory.
+import type { ChildHandle, ProcessSupervisor } from './processes.js';
+
+/** Where processes run: gateways under test on one core, everything else (subgraphs, load generator) on the other. */
+export interface CoreLayout {
+  /** Core of each gateway under test; undefined when pinning is unavailable. */
+  gateway: number | undefined;
+  /** Core of the subgraphs and the load generator. */
+  load: number | undefined;
+}
+
+export interface StartContext {
+  supervisor: ProcessSupervisor;
+  cores: CoreLayout;
+  /** A fresh temporary folder for this scenario's files (supergraph, configs); removed after the scenario. */
+  workDir: string;
+  /** With --cpu-prof: where a Node.js gateway writes its V8 CPU profile when it exits (a variant that cannot, ignores it). */
+  profileDir?: string;
+}
+
+/** The subgraphs a scenario's gateways call, running, plus the supergraph that describes them. */
+export interface RunningBackend {
+  /** Path of the supergraph SDL file every gateway serves. */
+  supergraphFile: string;
+  /** The subgraph processes, for their CPU share during a measurement. */
+  processes: readonly ChildHandle[];
+  /** Total GraphQL requests the subgraphs have received so far (for subgraph fetches per operation), if they can tell. */
+  subgraphRequests?(): Promise<number>;
+}
+
+export interface Backend {
+  /** kebab-case; `--backend NAME` selects it among a scenario's backends. */
+  readonly name: string;
+  /** Shown in the report, e.g. "demo subgraphs (product, reviews, inventory)". */
+  readonly description: string;
+  start(context: StartContext): Promise<RunningBackend>;
+}
+
+/** A gateway process serving the backend's supergraph. */
+export interface RunningGateway {
+  /** The GraphQL endpoint. */
+  url: string;
+  process: ChildHandle;
+}
+
+/** One contestant: Switchyard with some settings today; another gateway (bench/peers/) later. */
+export interface Variant {
+  /** Short, unique within the scenario: a table row and a JSON key. */
+  readonly name: string;
+  /** What differs from the other variants, in a few words. */
+  readonly description: string;
+  start(context: StartContext, backend: RunningBackend): Promise<RunningGateway>;
+}
+
+/** A GraphQL request as the client sends it. */
+export interface GraphQLRequestBody {
+  query: string;
+  operationName?: string;
+  variables?: Record<string, unknown>;
+}
+
+export interface Scenario {
+  /** kebab-case; `--scenario NAME` selects it. */
+  readonly name: string;
+  /** One line: what the scenario shows. */
+  readonly summary: string;
+  readonly backend: Backend;
+  /** Other backends serving the same schema and data, selectable with `--backend NAME` (e.g. the real demo subgraphs). */
+  readonly alternativeBackends?: readonly Backend[];
+  /** The first is the baseline: every ratio is variant / baseline, paired per round. */
+  readonly variants: readonly Variant[];
+  /**
+   * Request number `n` (unique within the run). Vary the variables with `n` where the query allows, so that no
+   * gateway can answer concurrent requests by executing one; the harness adds a unique Authorization header.
+   */
+  request(n: number): GraphQLRequestBody;
+  /** Request numbers sent to every variant before timing; their `data` must be identical. Default [0, 1, 2, 499, 999]. */
+  readonly checkRequests?: readonly number[];
+  /** The product's promise for this scenario, checked against the median paired throughput ratio. */
+  readonly target?: ThroughputTarget;
+}
+
+export interface ThroughputTarget {
+  /** The variant whose throughput ratio to the baseline is checked. */
+  variant: string;
+  /** The median ratio must be at least this (0.95: "costs under 5% of throughput"). */
+  minRatio: number;
+  /** The promise in words, printed with the verdict. */
+  statement: string;
+}

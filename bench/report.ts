@@ -1,0 +1,74 @@
+// The bench's output: one table per scenario on stdout, and every raw measurement in bench/results/<timestamp>.json.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../src/config/paths.js';
+import type { BenchOptions } from './lib/args.js';
+import type { MachineInfo } from './lib/machine.js';
+import type { ScenarioResult } from './lib/run-scenario.js';
+import type { ScenarioSummary } from './lib/summary.js';
+
+export interface BenchReport {
+  startedAt: string;
+  finishedAt: string;
+  command: string;
+  machine: MachineInfo;
+  /** Whether gateways ran on one core and subgraphs + load generator on the other. */
+  pinned: boolean;
+  options: Omit<BenchOptions, 'list' | 'help'>;
+  scenarios: { result: ScenarioResult; summary: ScenarioSummary }[];
+  failures: { scenario: string; error: string }[];
+}
+
+const fixed = (digits: number) => (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits));
+const ratio = fixed(3);
+const pct = (value: number | undefined) => (value === undefined ? '?' : `${value.toFixed(0)}%`);
+
+/** Columns right-aligned except the first, two spaces apart. */
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
+  return [line(header), ...rows.map(line)];
+}
+
+export function formatScenario(result: ScenarioResult, summary: ScenarioSummary, options: BenchOptions): string {
+  const lines = [
+    `${result.name}: ${result.summary}`,
+    `  ${options.connections} connections, ${options.durationMs / 1000} s measured after ${options.warmupMs / 1000} s warm-up, primed ${options.primeMs / 1000} s, ${options.rounds} rounds (${result.variants.map((v) => v.name).join(' ')} in turn); ratios against ${result.baseline}, paired per round`,
+  ];
+  const header = ['variant', 'rps', 'rps × base per round', 'rps × base', 'p50 ms', 'p99 ms', 'p99 × base', 'errors', 'peak RSS MB', 'fetches/op', 'cpu gw', 'cpu subgraphs', 'cpu loadgen', 'cpu others'];
+  const rows = summary.variants.map((v) => [
+    v.name,
+    fixed(0)(v.rps),
+    v.rpsRatios.map(ratio).join(' '),
+    ratio(v.rpsRatioMedian),
+    fixed(1)(v.p50Ms),
+    fixed(1)(v.p99Ms),
+    ratio(v.p99RatioMedian),
+    String(v.errors),
+    v.peakRssKb === undefined ? '?' : (v.peakRssKb / 1024).toFixed(0),
+    fixed(2)(v.fetchesPerOperation),
+    pct(v.cpu.gateway),
+    pct(v.cpu.subgraphs),
+    pct(v.cpu.loadGenerator),
+    pct(v.cpu.otherOnGatewayCore),
+  ]);
+  lines.push(...table(header, rows).map((line) => `  ${line}`));
+  lines.push('  (rps, p50, p99, cpu: medians over the rounds; × base: median of the per-round ratios; cpu: % of one core during the measured window, "others" = anything else on the gateway\'s core)');
+  if (summary.target) {
+    const t = summary.target;
+    const outcome = { met: 'MET', missed: 'NOT MET', inconclusive: 'INCONCLUSIVE (within the noise of this run: run more rounds)' }[t.outcome];
+    const disturbed = t.disturbedMeasurements ? `; ${t.disturbedMeasurements} disturbed measurements` : '';
+    lines.push(`  target: ${t.statement}: ${t.variant} / ${t.baseline} throughput = ${ratio(t.ratio)} (median), needs >= ${t.minRatio}, reached in ${t.roundsMet} of ${t.rounds} rounds${disturbed}: ${outcome}`);
+  }
+  for (const warning of summary.warnings) lines.push(`  warning: ${warning}`);
+  return lines.join('\n');
+}
+
+/** Writes the JSON next to earlier runs (bench/results/ is git-ignored) and returns its path. */
+export function writeReport(report: BenchReport): string {
+  const dir = path.join(PACKAGE_ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${report.startedAt.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  return file;
+}

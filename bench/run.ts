@@ -1,0 +1,137 @@
+// `npm run bench`: runs the scenarios side by side on this machine and reports ratios (see bench/README.md).
+import path from 'node:path';
+import { PACKAGE_ROOT } from '../src/config/paths.js';
+import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './lib/args.js';
+import { RequestNumbers } from './lib/load.js';
+import { describeMachine } from './lib/machine.js';
+import { canPin, pinSelf, ProcessSupervisor } from './lib/processes.js';
+import { runScenario } from './lib/run-scenario.js';
+import { summarise } from './lib/summary.js';
+import type { CoreLayout, Scenario } from './lib/types.js';
+import { formatScenario, writeReport, type BenchReport } from './report.js';
+import { SCENARIOS } from './scenario-list.js';
+
+/** Core 0 for the gateway under test, core 1 for everything that feeds it (subgraphs, this process). */
+const GATEWAY_CORE = 0;
+const LOAD_CORE = 1;
+
+function selectScenarios(names: readonly string[], backendName: string | undefined): Scenario[] {
+  const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name));
+  if (unknown.length) throw new UsageError(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const selected = names.length === 0 ? [...SCENARIOS] : SCENARIOS.filter((s) => names.includes(s.name));
+  if (backendName === undefined) return selected;
+  return selected.map((scenario) => {
+    const offered = [scenario.backend, ...(scenario.alternativeBackends ?? [])];
+    const backend = offered.find((b) => b.name === backendName);
+    if (!backend) throw new UsageError(`scenario ${scenario.name} offers no backend ${backendName}; it offers ${offered.map((b) => b.name).join(', ')}`);
+    return { ...scenario, backend };
+  });
+}
+
+function setUpCores(): { cores: CoreLayout; pinned: boolean } {
+  // Pinning needs two cores and taskset; without it the figures still pair, but gateway and load compete for cores.
+  if (canPin(2) && pinSelf(LOAD_CORE)) return { cores: { gateway: GATEWAY_CORE, load: LOAD_CORE }, pinned: true };
+  console.warn('warning: no taskset or fewer than 2 cores: processes are not pinned, so the gateway shares cores with the load');
+  return { cores: { gateway: undefined, load: undefined }, pinned: false };
+}
+
+/**
+ * Stops every child on Ctrl-C or SIGTERM (a second signal kills them at once), and kills any child still
+ * running when this process exits for any other reason; returns the function that removes the handlers.
+ */
+function stopChildrenOnExit(supervisor: ProcessSupervisor): () => void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      supervisor.killAllSync();
+      process.exit(130);
+    }
+    stopping = true;
+    console.error(`\nreceived ${signal}: stopping the benchmark's processes`);
+    void supervisor.stopAll(2_000).finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  const onExit = () => supervisor.killAllSync();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('exit', onExit);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('exit', onExit);
+  };
+}
+
+async function main(options: BenchOptions): Promise<number> {
+  const scenarios = selectScenarios(options.scenarios, options.backend);
+  const startedAt = new Date().toISOString();
+  const machine = describeMachine();
+  const { cores, pinned } = setUpCores();
+  const supervisor = new ProcessSupervisor({ pinning: pinned });
+  const removeHandlers = stopChildrenOnExit(supervisor);
+  const numbers = new RequestNumbers();
+  const profileRoot = options.cpuProf ? path.join(PACKAGE_ROOT, 'bench', 'results', `profiles-${startedAt.replace(/[:.]/g, '-')}`) : undefined;
+  const report: BenchReport = {
+    startedAt,
+    finishedAt: '',
+    command: `node dist/bench/run.js ${process.argv.slice(2).join(' ')}`.trim(),
+    machine,
+    pinned,
+    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, cpuProf: options.cpuProf },
+    scenarios: [],
+    failures: [],
+  };
+
+  console.log(`Switchyard bench ${startedAt} · ${machine.commit} · node ${machine.node} · ${machine.cores} cores (${machine.cpuModel}) · load average ${machine.loadAverage.join(' ')}`);
+  console.log(pinned ? `gateways pinned to core ${GATEWAY_CORE}; subgraphs and load generator to core ${LOAD_CORE}` : 'processes not pinned');
+  try {
+    for (const scenario of scenarios) {
+      console.log(`\n${scenario.name}: starting ${scenario.backend.description} and ${scenario.variants.length} variants`);
+      try {
+        const result = await runScenario(scenario, options, { supervisor, cores, numbers, profileRoot, log: (line) => console.log(line) });
+        const summary = summarise(result, scenario.target);
+        report.scenarios.push({ result, summary });
+        console.log(`\n${formatScenario(result, summary, options)}`);
+      } catch (error) {
+        // One broken scenario must not hide the figures of the others; the exit code still says it failed.
+        const message = error instanceof Error ? error.message : String(error);
+        report.failures.push({ scenario: scenario.name, error: message });
+        console.error(`\n${scenario.name} FAILED: ${message}`);
+      } finally {
+        await supervisor.stopAll();
+      }
+    }
+  } finally {
+    await supervisor.stopAll();
+    removeHandlers();
+  }
+  report.finishedAt = new Date().toISOString();
+  const file = writeReport(report);
+  const minutes = (Date.parse(report.finishedAt) - Date.parse(startedAt)) / 60_000;
+  console.log(`\nraw measurements: ${file} (run took ${minutes.toFixed(1)} min)`);
+  if (profileRoot) console.log(`CPU profiles: ${profileRoot}/<scenario>/<variant>.cpuprofile`);
+  return report.failures.length ? 1 : 0;
+}
+
+let options: BenchOptions;
+try {
+  options = parseBenchArgs(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  console.error(`${error.message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (options.help) {
+  console.log(USAGE);
+} else if (options.list) {
+  for (const scenario of SCENARIOS) console.log(`${scenario.name.padEnd(22)} ${scenario.summary}`);
+} else {
+  main(options).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      console.error(error instanceof UsageError ? `${error.message}\n\n${USAGE}` : error);
+      process.exitCode = error instanceof UsageError ? 2 : 1;
+    },
+  );
+}
