@@ -130,6 +130,8 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
         extra: health.extra,
         hedges: health.hedges,
         recordExtraCall: !route.retry.enabled,
+        // withTimeout sits inside and owns each attempt's controller.
+        abortVia: 'hook',
         onHedge: () => metrics?.hedges.inc({ subgraph: name }),
       }),
     );

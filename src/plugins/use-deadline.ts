@@ -15,9 +15,9 @@ export const DEADLINE_HEADER = 'switchyard-deadline-ms';
 
 /**
  * At execution start, creates the request scope: deadline = min(policy `deadline_ms` or the
- * default, the client's `Switchyard-Deadline-Ms`). Its signal fires at the deadline or when the
- * client disconnects, aborting every subgraph call still running; the timer and the listener are
- * released when execution ends. A header that is not a positive integer is a 400 BAD_REQUEST.
+ * default, the client's `Switchyard-Deadline-Ms`). Every subgraph attempt is bounded by it and
+ * aborted when it passes or when the client disconnects (see request-scope.ts). A header that is not
+ * a positive integer is a 400 BAD_REQUEST.
  */
 export function useDeadline(options: DeadlineOptions): Plugin {
   return {
@@ -36,13 +36,7 @@ export function useDeadline(options: DeadlineOptions): Plugin {
         }
         deadlineMs = Math.min(deadlineMs, asked);
       }
-      const scope = createRequestScope({ deadlineMs, clientSignal: request?.signal });
-      attachRequestScope(args.contextValue, scope);
-      return {
-        onExecuteDone() {
-          scope.dispose();
-        },
-      };
+      attachRequestScope(args.contextValue, createRequestScope({ deadlineMs, clientSignal: request?.signal }));
     },
   };
 }

@@ -24,6 +24,13 @@ export interface HedgingOptions {
   now?: () => number;
   /** Called when a backup attempt starts, with that attempt's call. Runs in a timer callback: must not throw. */
   onHedge?: (call: SubgraphCall) => void;
+  /**
+   * How the loser is aborted. `controller` (default): each attempt gets its own AbortController linked
+   * to the call's signal. `hook`: the attempts keep the call's signal and the attempt owner inside
+   * (withTimeout) hands back the abort of its own controller through `call.onAbortable`: cheaper
+   * (no controller and no listener per call here), and only valid with withTimeout inside.
+   */
+  abortVia?: 'controller' | 'hook';
 }
 
 /**
@@ -47,6 +54,7 @@ export interface HedgingOptions {
  */
 export function withHedging(options: HedgingOptions): CallWrapper {
   const { delayMs, floorMs = 10, extra, hedges, recordExtraCall = false, now = () => performance.now(), onHedge } = options;
+  const viaHook = options.abortVia === 'hook';
   if (!(floorMs >= 0)) throw new RangeError(`floorMs must be non-negative, got ${floorMs}`);
 
   return function hedgingWrapper(next) {
@@ -61,10 +69,13 @@ export function withHedging(options: HedgingOptions): CallWrapper {
       const waitMs = Math.max(floorMs, typicalSlowMs);
       // At the timer, at least waitMs will have passed: a backup would need more than waitMs left then.
       if (timeLeft(call, now()) <= 2 * waitMs) return next(call);
+      // No token in either budget: no hedge can start, so spare the controller, listener and timer.
+      if (!extra.canWithdraw() || !hedges.canWithdraw()) return next(call);
 
       return new Promise<ExecutionResult>((resolve, reject) => {
-        const first = new AbortController();
-        let backup: AbortController | undefined;
+        // Each attempt's abort: its own controller, or (hook mode) what its attempt owner hands back.
+        const first = attemptHandle(call, viaHook);
+        let backup: AttemptHandle | undefined;
         let timer: ReturnType<typeof setTimeout> | undefined;
         let running = 1;
         let settled = false;
@@ -78,9 +89,9 @@ export function withHedging(options: HedgingOptions): CallWrapper {
         function finish() {
           settled = true;
           clearTimeout(timer);
-          call.signal.removeEventListener('abort', onCallAbort);
+          if (!viaHook) call.signal.removeEventListener('abort', onCallAbort);
         }
-        function win(result: ExecutionResult, loser: AbortController | undefined) {
+        function win(result: ExecutionResult, loser: AttemptHandle | undefined) {
           if (settled) return;
           finish();
           loser?.abort(new CallAborted('superseded'));
@@ -92,13 +103,14 @@ export function withHedging(options: HedgingOptions): CallWrapper {
           reject(backupFailure && isCancelled(firstFailure) && !isCancelled(backupFailure.error) ? backupFailure.error : firstFailure);
         }
 
-        call.signal.addEventListener('abort', onCallAbort, { once: true });
+        // In hook mode the attempt owners already listen to the call's signal.
+        if (!viaHook) call.signal.addEventListener('abort', onCallAbort, { once: true });
         timer = setTimeout(function hedgeDelayElapsed() {
           timer = undefined;
           if (settled || call.signal.aborted || timeLeft(call, now()) <= waitMs || !withdrawAll(extra, hedges)) return;
-          const controller = new AbortController();
-          backup = controller;
-          const hedgeCall: SubgraphCall = { ...call, attempt: 'hedge', signal: controller.signal };
+          const handle = attemptHandle(call, viaHook);
+          backup = handle;
+          const hedgeCall: SubgraphCall = { ...handle.call, attempt: 'hedge' };
           running++;
           start(next, hedgeCall).then(
             function backupResolved(result) {
@@ -112,7 +124,7 @@ export function withHedging(options: HedgingOptions): CallWrapper {
           onHedge?.(hedgeCall);
         }, waitMs);
 
-        start(next, { ...call, signal: first.signal }).then(
+        start(next, first.call).then(
           function firstResolved(result) {
             win(result, backup);
           },
@@ -124,6 +136,24 @@ export function withHedging(options: HedgingOptions): CallWrapper {
       });
     };
   };
+}
+
+interface AttemptHandle {
+  readonly call: SubgraphCall;
+  abort(reason: unknown): void;
+}
+
+/** One racing attempt's call and the way to abort it alone. */
+function attemptHandle(call: SubgraphCall, viaHook: boolean): AttemptHandle {
+  if (viaHook) {
+    let abort: ((reason: unknown) => void) | undefined;
+    return {
+      call: { ...call, onAbortable: (fn) => (abort = fn) },
+      abort: (reason) => abort?.(reason),
+    };
+  }
+  const controller = new AbortController();
+  return { call: { ...call, signal: controller.signal }, abort: (reason) => controller.abort(reason) };
 }
 
 /** Calls the handler, turning a synchronous throw into a rejection. */

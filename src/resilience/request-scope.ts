@@ -1,5 +1,4 @@
 // Per-request state shared by the plugins and the subgraph executors: the deadline, its signal, and notes on sections.
-import { CallAborted, type AbortCause } from './subgraph-call.js';
 
 /** A section answered from a recent good copy because its subgraph failed. */
 export interface StaleSection {
@@ -13,16 +12,14 @@ export interface StaleSection {
 export interface RequestScope {
   /** The request's deadline budget, in ms. */
   readonly deadlineMs: number;
-  /** Absolute deadline in `performance.now()` ms. */
+  /** Absolute deadline in `performance.now()` ms: every attempt's own timer fires at min(its timeout, this). */
   readonly deadlineAt: number;
-  /** Fires at the deadline or when the client goes away; its reason is a CallAborted. */
+  /** Fires when the client goes away (its reason is then a DOMException; the subgraph layer reads it as `client`). */
   readonly signal: AbortSignal;
   /** Subgraphs this request called (audit, logs). */
   readonly subgraphsCalled: Set<string>;
   /** Sections served from stale copies. */
   readonly stale: StaleSection[];
-  /** Releases the deadline timer and the client listener; the signal stays as it is. */
-  dispose(): void;
 }
 
 export interface RequestScopeOptions {
@@ -32,31 +29,23 @@ export interface RequestScopeOptions {
   now?: () => number;
 }
 
+/** A signal that never fires, for requests without a client connection (in-process calls). */
+const NEVER = new AbortController().signal;
+
 /**
- * One timer and at most one listener per request, both released by `dispose()` (the plugin calls it
- * when execution ends), so a finished request leaves nothing scheduled behind.
+ * The scope holds no timer and no listener of its own: the deadline is an absolute time that every
+ * subgraph attempt turns into its own timer (min of its timeout and the time left), and the client's
+ * disconnect reaches attempts through the client's own signal. So a request that calls no subgraph
+ * costs nothing here, and nothing is left to release when it ends.
  */
 export function createRequestScope(options: RequestScopeOptions): RequestScope {
   const now = options.now ?? performance.now.bind(performance);
-  const controller = new AbortController();
-  const abort = (cause: AbortCause) => {
-    if (!controller.signal.aborted) controller.abort(new CallAborted(cause));
-  };
-  const timer = setTimeout(() => abort('deadline'), options.deadlineMs);
-  const client = options.clientSignal;
-  const onClientGone = () => abort('client');
-  if (client?.aborted) abort('client');
-  else client?.addEventListener('abort', onClientGone, { once: true });
   return {
     deadlineMs: options.deadlineMs,
     deadlineAt: now() + options.deadlineMs,
-    signal: controller.signal,
+    signal: options.clientSignal ?? NEVER,
     subgraphsCalled: new Set(),
     stale: [],
-    dispose() {
-      clearTimeout(timer);
-      client?.removeEventListener('abort', onClientGone);
-    },
   };
 }
 

@@ -22,6 +22,12 @@ export interface SubgraphCall {
   readonly attempt: AttemptKind;
   /** Headers for the subgraph (its token, header rules), set once per logical call and kept by every attempt. */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * Set by a wrapper that may need to abort this attempt alone (a hedge race): the innermost
+   * attempt owner (the timeout wrapper) hands it the abort of the attempt's own controller, which
+   * spares the wrapper a controller and a listener of its own.
+   */
+  readonly onAbortable?: (abort: (reason: unknown) => void) => void;
 }
 
 /** Runs one call (or a decorated series of attempts). Resolves with the subgraph's GraphQL result; rejects with UpstreamFailure. */

@@ -59,7 +59,8 @@ export class SubgraphHealthBook {
     const health: SubgraphHealth = {
       breaker: new CircuitBreaker({ ...route.breaker, onStateChange: (state) => gauge?.set(STATE_VALUE[state]) }),
       // Keep what was learnt about latency when only thresholds change.
-      latency: entry?.health.latency ?? new LatencyTracker(),
+      // Percentiles are re-sorted every 64 answers: fresh enough for hedge and retry pacing, cheap per call.
+      latency: entry?.health.latency ?? new LatencyTracker({ recomputeEvery: 64 }),
       extra: entry?.health.extra ?? new RetryBudget({ ratio: 0.1 }),
       hedges: entry?.health.hedges ?? new RetryBudget({ ratio: 0.05, maxTokens: 5 }),
       lastGood: new LastGoodStore({ maxAgeMs: route.fallback.maxAgeMs, maxEntries: route.fallback.maxEntries }),

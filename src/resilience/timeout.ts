@@ -17,11 +17,12 @@ export function withTimeout(timeoutMs: number): CallWrapper {
       if (left <= 0) throw failureFromAbort(new CallAborted('deadline'), call.subgraph);
       const ownTimeout = timeoutMs < left;
       const controller = new AbortController();
+      call.onAbortable?.((reason) => controller.abort(reason));
       const forward = () => controller.abort(call.signal.reason);
       call.signal.addEventListener('abort', forward, { once: true });
       const timer = setTimeout(() => controller.abort(new CallAborted(ownTimeout ? 'timeout' : 'deadline')), ownTimeout ? timeoutMs : left);
       try {
-        return await next({ ...call, signal: controller.signal });
+        return await next({ ...call, signal: controller.signal, onAbortable: undefined });
       } catch (error) {
         if (controller.signal.aborted) throw failureFromAbort(controller.signal.reason, call.subgraph);
         throw error;
