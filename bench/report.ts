@@ -17,6 +17,8 @@ export interface BenchReport {
   options: Omit<BenchOptions, 'list' | 'help'>;
   scenarios: { result: ScenarioResult; summary: ScenarioSummary }[];
   failures: { scenario: string; error: string }[];
+  /** Results of the measurements that ran (bench/measurements/), e.g. queue-memory. */
+  measurements?: { name: string; result: unknown }[];
 }
 
 const fixed = (digits: number) => (value: number | undefined) => (value === undefined || !Number.isFinite(value) ? '-' : value.toFixed(digits));

@@ -9,15 +9,17 @@ import { runScenario } from './lib/run-scenario.js';
 import { summarise } from './lib/summary.js';
 import type { CoreLayout, Scenario } from './lib/types.js';
 import { formatScenario, writeReport, type BenchReport } from './report.js';
-import { SCENARIOS } from './scenario-list.js';
+import { MEASUREMENTS, SCENARIOS } from './scenario-list.js';
 
 /** Core 0 for the gateway under test, core 1 for everything that feeds it (subgraphs, this process). */
 const GATEWAY_CORE = 0;
 const LOAD_CORE = 1;
 
 function selectScenarios(names: readonly string[], backendName: string | undefined): Scenario[] {
-  const unknown = names.filter((name) => !SCENARIOS.some((s) => s.name === name));
-  if (unknown.length) throw new UsageError(`unknown scenario ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}`);
+  const known = [...SCENARIOS.map((s) => s.name), ...MEASUREMENTS.map((m) => m.name)];
+  const unknown = names.filter((name) => !known.includes(name));
+  if (unknown.length) throw new UsageError(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
+  // Measurements (MEASUREMENTS) run only when named; a run that names only measurements runs no throughput scenario.
   const selected = names.length === 0 ? [...SCENARIOS] : SCENARIOS.filter((s) => names.includes(s.name));
   if (backendName === undefined) return selected;
   return selected.map((scenario) => {
@@ -100,6 +102,20 @@ async function main(options: BenchOptions): Promise<number> {
         await supervisor.stopAll();
       }
     }
+    for (const measurement of MEASUREMENTS.filter((m) => options.scenarios.includes(m.name))) {
+      console.log(`\n${measurement.name}: ${measurement.summary}`);
+      try {
+        const { result, table } = await measurement.run({ supervisor, cores, numbers, log: (line) => console.log(line) });
+        (report.measurements ??= []).push({ name: measurement.name, result });
+        console.log(`\n${table}`);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        report.failures.push({ scenario: measurement.name, error: message });
+        console.error(`\n${measurement.name} FAILED: ${message}`);
+      } finally {
+        await supervisor.stopAll();
+      }
+    }
   } finally {
     await supervisor.stopAll();
     removeHandlers();
@@ -124,6 +140,7 @@ if (options.help) {
   console.log(USAGE);
 } else if (options.list) {
   for (const scenario of SCENARIOS) console.log(`${scenario.name.padEnd(22)} ${scenario.summary}`);
+  for (const measurement of MEASUREMENTS) console.log(`${measurement.name.padEnd(22)} ${measurement.summary} (only when named)`);
 } else {
   main(options).then(
     (code) => {

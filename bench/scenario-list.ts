@@ -1,6 +1,12 @@
 // Every scenario, in the order a full run measures them; add a new one here.
 import type { Scenario } from './lib/types.js';
+import { queueMemory, type Measurement } from './measurements/queue-memory.js';
 import { passthrough } from './scenarios/passthrough.js';
+import { queueOverhead } from './scenarios/queue-overhead.js';
 import { resilienceOverhead } from './scenarios/resilience-overhead.js';
+import { securityOverhead } from './scenarios/security-overhead.js';
 
-export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough];
+export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, securityOverhead, queueOverhead];
+
+/** Measurements that are not paired throughput comparisons; each runs only when named (`--scenario queue-memory`). */
+export const MEASUREMENTS: readonly Measurement[] = [queueMemory];

@@ -31,12 +31,9 @@ export const fastDemoBackend: Backend = {
       ready: /^fast demo subgraphs (\{.*\})$/,
     });
     const urls = JSON.parse(child.announced) as Record<(typeof FAST_DEMO_SUBGRAPH_NAMES)[number], string>;
-    const supergraphFile = writeSupergraph(
-      context.workDir,
-      'demo',
-      FAST_DEMO_SUBGRAPH_NAMES.map((name) => ({ name, url: urls[name], sdl: readDemoSdl(name) })),
-    );
-    return { supergraphFile, processes: [child], subgraphRequests: () => countSubgraphRequests(Object.values(urls)) };
+    const subgraphs = FAST_DEMO_SUBGRAPH_NAMES.map((name) => ({ name, url: urls[name], sdl: readDemoSdl(name) }));
+    const supergraphFile = writeSupergraph(context.workDir, 'demo', subgraphs);
+    return { supergraphFile, subgraphs, processes: [child], subgraphRequests: () => countSubgraphRequests(Object.values(urls)) };
   },
 };
 
@@ -62,11 +59,8 @@ export const demoSubgraphsBackend: Backend = {
       ),
     );
     const urls = processes.map((p) => p.announced);
-    const supergraphFile = writeSupergraph(
-      context.workDir,
-      'demo',
-      FAST_DEMO_SUBGRAPH_NAMES.map((name, i) => ({ name, url: urls[i], sdl: readDemoSdl(name) })),
-    );
-    return { supergraphFile, processes, subgraphRequests: () => countSubgraphRequests(urls) };
+    const subgraphs = FAST_DEMO_SUBGRAPH_NAMES.map((name, i) => ({ name, url: urls[i], sdl: readDemoSdl(name) }));
+    const supergraphFile = writeSupergraph(context.workDir, 'demo', subgraphs);
+    return { supergraphFile, subgraphs, processes, subgraphRequests: () => countSubgraphRequests(urls) };
   },
 };

@@ -12,10 +12,14 @@ export interface DataCheck {
  * Sends each sample request once and hashes `JSON.stringify(data)` of the answers. Throws when an answer is
  * not 200, carries `errors`, or has no data: a gateway that fails the sample would be timed failing.
  */
-export async function hashSampleData(url: string, requests: readonly GraphQLRequestBody[]): Promise<DataCheck> {
+export async function hashSampleData(
+  url: string,
+  requests: readonly GraphQLRequestBody[],
+  headersFor?: (index: number) => Record<string, string> | undefined,
+): Promise<DataCheck> {
   const hash = createHash('sha256');
   for (const [i, request] of requests.entries()) {
-    const { body, headers } = toLoadRequest(request, `check-${i}`);
+    const { body, headers } = toLoadRequest(request, `check-${i}`, headersFor?.(i));
     const response = await fetch(url, { method: 'POST', headers, body });
     const text = await response.text();
     let parsed: { data?: unknown; errors?: unknown[] };

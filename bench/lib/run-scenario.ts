@@ -79,6 +79,7 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
   const startContext: StartContext = { supervisor: context.supervisor, cores: context.cores, workDir, profileDir };
   const started: ChildHandle[] = [];
   try {
+    await scenario.setup?.(startContext);
     const backend = await scenario.backend.start(startContext);
     started.push(...backend.processes);
     const gateways: RunningGateway[] = [];
@@ -92,7 +93,7 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     const samples = checkNumbers.map((n) => scenario.request(n));
     let dataHash = '';
     for (const [i, variant] of scenario.variants.entries()) {
-      const { hash } = await hashSampleData(gateways[i].url, samples).catch((error: Error) => {
+      const { hash } = await hashSampleData(gateways[i].url, samples, (index) => scenario.headers?.(checkNumbers[index])).catch((error: Error) => {
         throw new Error(`${scenario.name}: ${variant.name} failed the data check: ${error.message}`);
       });
       if (i === 0) dataHash = hash;
@@ -108,7 +109,7 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
           warmupMs: 0,
           durationMs: options.primeMs,
           numbers: context.numbers,
-          request: (n) => toLoadRequest(scenario.request(n), n),
+          request: (n) => toLoadRequest(scenario.request(n), n, scenario.headers?.(n)),
         });
         context.log(`  primed ${variant.name} for ${options.primeMs / 1000} s (${primed.rps.toFixed(0)} rps while cold; not counted)`);
       }
@@ -166,7 +167,7 @@ async function measure(
     warmupMs: options.warmupMs,
     durationMs: options.durationMs,
     numbers: context.numbers,
-    request: (n) => toLoadRequest(scenario.request(n), n),
+    request: (n) => toLoadRequest(scenario.request(n), n, scenario.headers?.(n)),
     onTick: () => gateway.process.sample(),
     onWindow: (edge) => {
       at[edge] = {

@@ -26,6 +26,8 @@ export interface RunningBackend {
   processes: readonly ChildHandle[];
   /** Total GraphQL requests the subgraphs have received so far (for subgraph fetches per operation), if they can tell. */
   subgraphRequests?(): Promise<number>;
+  /** Each subgraph's name, URL and SDL, for a gateway that registers them itself (registry mode) instead of reading supergraphFile. */
+  subgraphs?: readonly { name: string; url: string; sdl: string }[];
 }
 
 export interface Backend {
@@ -74,6 +76,13 @@ export interface Scenario {
    * gateway can answer concurrent requests by executing one; the harness adds a unique Authorization header.
    */
   request(n: number): GraphQLRequestBody;
+  /**
+   * Headers of request `n` over the harness's defaults (content-type, accept, `authorization: Bearer bench-<n>`),
+   * e.g. a real signed token instead of the unique placeholder. Called only after setup() has resolved.
+   */
+  headers?(n: number): Record<string, string>;
+  /** Runs once before the backend starts (e.g. generates keys and tokens that headers() and the variants use). */
+  setup?(context: StartContext): Promise<void>;
   /** Request numbers sent to every variant before timing; their `data` must be identical. Default [0, 1, 2, 499, 999]. */
   readonly checkRequests?: readonly number[];
   /** The product's promise for this scenario, checked against the median paired throughput ratio. */
