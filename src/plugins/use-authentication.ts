@@ -9,6 +9,9 @@ export interface AuthenticationOptions {
   mode: 'required' | 'optional';
   authenticator: Authenticator;
   metrics?: RouterMetrics;
+  /** Verified tokens remembered (least recently used dropped first), so a client's next request skips the signature check. Default 10000. */
+  verifiedCacheSize?: number;
+  now?: () => number;
 }
 
 /** The caller of a GraphQL context, set by this plugin (undefined: anonymous). */
@@ -23,10 +26,32 @@ export function principalOf(context: unknown): Principal | undefined {
  *    UNAUTHENTICATED with `WWW-Authenticate` (RFC 6750 §3). Nothing reaches a subgraph.
  * 2. Keys that cannot be fetched: 503 AUTH_UNAVAILABLE, never a pass and never a 500.
  * 3. Otherwise the principal joins the GraphQL context (`context.principal`).
+ * A verified token is remembered until its `exp` (bounded LRU), so repeated requests with the same
+ * token skip the signature check; a token that fails is never remembered.
  */
 export function useAuthentication(options: AuthenticationOptions): Plugin {
   const { authenticator, metrics } = options;
   const principals = new WeakMap<Request, Principal>();
+  const now = options.now ?? Date.now;
+  const cacheSize = options.verifiedCacheSize ?? 10_000;
+  // Keyed by the token itself: only a byte-identical token hits, and only until it expires. A signature
+  // check costs far more than the lookup, and clients send the same token for many requests.
+  const verified = new Map<string, Principal>();
+  async function verify(token: string) {
+    const known = verified.get(token);
+    if (known && known.expiresAt.getTime() > now()) {
+      verified.delete(token);
+      verified.set(token, known);
+      return { ok: true as const, principal: known };
+    }
+    if (known) verified.delete(token);
+    const result = await authenticator.authenticate(token);
+    if (result.ok) {
+      verified.set(token, result.principal);
+      if (verified.size > cacheSize) verified.delete(verified.keys().next().value as string);
+    }
+    return result;
+  }
   return {
     async onRequestParse({ request, endResponse, fetchAPI }) {
       const bearer = extractBearer(request.headers.get('authorization'));
@@ -36,7 +61,7 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
         endResponse(errorResponse(fetchAPI, request, 401, 'UNAUTHENTICATED', 'Authentication required: send a bearer token.', { 'www-authenticate': wwwAuthenticate(undefined) ?? 'Bearer realm="switchyard"' }));
         return;
       }
-      const result = bearer.ok ? await authenticator.authenticate(bearer.token!) : bearer;
+      const result = bearer.ok ? await verify(bearer.token!) : bearer;
       if (result.ok) {
         principals.set(request, result.principal);
         return;
