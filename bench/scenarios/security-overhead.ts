@@ -64,12 +64,22 @@ export const securityOn = switchyardRegistryVariant({
   },
 });
 
-/** Both variants receive the same signed tokens (the baseline ignores them), cycling through the pool. */
+/** Authentication and per-subgraph tokens without the audit log: splits the audit's share of the cost. */
+export const securityNoAudit = switchyardRegistryVariant({
+  name: 'auth-and-tokens',
+  description: 'registry mode; as security-on but SWITCHYARD_AUDIT=false',
+  env: () => {
+    if (!keys.publicKeyPem) throw new Error('auth-and-tokens: no public key yet (the scenario setup mints it)');
+    return { SWITCHYARD_AUTH_MODE: 'required', JWT_PUBLIC_KEY: keys.publicKeyPem, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE, SWITCHYARD_SUBGRAPH_TOKENS: 'true', SWITCHYARD_AUDIT: 'false' };
+  },
+});
+
+/** Every variant receives the same signed tokens (the baseline ignores them), cycling through the pool. */
 export const securityOverhead: Scenario = {
   name: 'security-overhead',
   summary: 'demo product page (3 subgraphs), registry mode: JWT verification + subgraph tokens + audit on vs all off',
   backend: fastDemoBackend,
-  variants: [securityOff, securityOn],
+  variants: [securityOff, securityNoAudit, securityOn],
   setup: mintTokens,
   request: (n) => ({ query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: productIdFor(n) } }),
   headers: (n) => ({ authorization: `Bearer ${keys.tokens[n % keys.tokens.length]}` }),
