@@ -6,6 +6,7 @@ import type { Database } from '../../src/registry/database.js';
 import { publishSubgraph } from '../../src/registry/subgraph-store.js';
 import { compositionCheck } from '../../src/cli/registry-commands.js';
 import { startRouter, type RunningRouter } from '../../src/cli/start-router.js';
+import type { RouteMetadata } from '../../src/registry/route.js';
 import type { ServedGraph } from '../../src/gateway/served-graph.js';
 import { createTestStore, openMigrated, type TestStore } from './database.js';
 import { postGraphQL, type PostOptions } from './http.js';
@@ -26,6 +27,10 @@ export interface Stack {
   startRouter(overrides?: Partial<ConfigInput>): Promise<RunningRouter>;
   /** Resolves with the next graph the router swaps in. */
   nextSwap(router?: RunningRouter): Promise<ServedGraph | undefined>;
+  /** Republishes a demo subgraph with new route metadata and waits until the router serves it. */
+  publishRoute(name: DemoSubgraphName, route: RouteMetadata): Promise<void>;
+  /** One sample of the router's Prometheus text (0 when absent). */
+  metric(name: string, labels: Record<string, string>): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -82,6 +87,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       query: (query, queryOptions) => postGraphQL(router.url, query, queryOptions),
       startRouter: start,
       nextSwap: (r = router) => nextSwap(r),
+      async publishRoute(name, route) {
+        const { running, subgraph } = started[name]!;
+        const swapped = nextSwap(router);
+        await publishSubgraph(db, { name, url: running.url, sdl: subgraph.sdl, route }, compositionCheck);
+        await swapped;
+      },
+      metric: (name, labels) => readMetric(router, name, labels),
       async close() {
         for (const r of routers.reverse()) await r.close();
         for (const s of Object.values(started)) await s.running.close();
@@ -96,4 +108,14 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await store.destroy().catch(() => {});
     throw error;
   }
+}
+
+/** Reads one sample of a router's Prometheus text (0 when absent). */
+export async function readMetric(router: RunningRouter, name: string, labels: Record<string, string>): Promise<number> {
+  const text = await (await fetch(router.url.replace(/graphql$/, 'metrics'))).text();
+  const selector = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .join(',');
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${selector}}`));
+  return line ? Number(line.split(' ').at(-1)) : 0;
 }

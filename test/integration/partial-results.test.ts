@@ -1,10 +1,7 @@
 // Partial results that tell the truth: nullability decides what a failed subgraph costs, and the response says what is missing.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
-import { compositionCheck } from '../../src/cli/registry-commands.js';
-import { publishSubgraph } from '../../src/registry/subgraph-store.js';
 import { setPolicy, removePolicy } from '../../src/registry/policy-store.js';
-import type { RouteMetadata } from '../../src/registry/route.js';
 import { databaseKind } from '../helpers/database.js';
 import { eventually } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -32,13 +29,6 @@ describe(`partial results (${databaseKind} database)`, () => {
   afterEach(() => {
     for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
   });
-
-  async function publishRoute(name: 'product' | 'reviews' | 'inventory', route: RouteMetadata) {
-    const { running, subgraph } = stack.subgraphs[name];
-    const swapped = stack.nextSwap();
-    await publishSubgraph(stack.db, { name, url: running.url, sdl: subgraph.sdl, route }, compositionCheck);
-    await swapped;
-  }
 
   it('says a complete answer is complete', async () => {
     const { status, headers, body } = await stack.query(PAGE, { variables: { id: '2' } });
@@ -166,7 +156,7 @@ describe(`partial results (${databaseKind} database)`, () => {
 
   describe('stale fallback (opt-in per subgraph)', () => {
     it('serves a recent good copy of a section while its subgraph fails, marked STALE and uncacheable', async () => {
-      await publishRoute('inventory', { fallback: { enabled: true } });
+      await stack.publishRoute('inventory', { fallback: { enabled: true } });
       try {
         const fresh = await stack.query(PAGE, { variables: { id: '5' } });
         expect(fresh.body.extensions?.completeness.complete).toBe(true);
@@ -182,7 +172,7 @@ describe(`partial results (${databaseKind} database)`, () => {
         expect(unseen.body.data.product.inventory).toBeNull();
         expect(unseen.body.extensions?.completeness.missing).toEqual([{ path: ['product', 'inventory'], subgraph: 'inventory', code: 'SUBGRAPH_UNAVAILABLE' }]);
       } finally {
-        await publishRoute('inventory', {});
+        await stack.publishRoute('inventory', {});
       }
     });
   });

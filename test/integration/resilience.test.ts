@@ -1,24 +1,11 @@
 // Aggregation resilience around each subgraph call: retries, hedging, circuit breaker, cancellation.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
-import { compositionCheck } from '../../src/cli/registry-commands.js';
-import { publishSubgraph } from '../../src/registry/subgraph-store.js';
-import type { RouteMetadata } from '../../src/registry/route.js';
 import { databaseKind } from '../helpers/database.js';
 import { eventually } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const PAGE = 'query ProductPage($id: ID!) { product(id: $id) { id name reviews { rating } inventory { inStock } } }';
-
-/** Reads one sample of the router's Prometheus text (0 when absent). */
-async function metric(stack: Stack, name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await fetch(stack.router.url.replace(/graphql$/, 'metrics'))).text();
-  const selector = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v}"`)
-    .join(',');
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${selector}}`));
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}
 
 /** Runs `count` product pages with at most `concurrency` at once; returns each page's latency and body. */
 async function runPages(stack: Stack, count: number, concurrency: number) {
@@ -49,22 +36,15 @@ describe(`resilience (${databaseKind} database)`, () => {
     for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
   });
 
-  async function publishRoute(name: 'product' | 'reviews' | 'inventory', route: RouteMetadata) {
-    const { running, subgraph } = stack.subgraphs[name];
-    const swapped = stack.nextSwap();
-    await publishSubgraph(stack.db, { name, url: running.url, sdl: subgraph.sdl, route }, compositionCheck);
-    await swapped;
-  }
-
   describe('retries', () => {
     it('recover most calls of a 10% flaky subgraph (HTTP 503), within a budget of about 10% extra calls', async () => {
       const inventory = stack.subgraphs.inventory.subgraph;
       inventory.faults.set({ errorRate: 0.1, errorStatus: 503 });
-      const retriesBefore = await metric(stack, 'switchyard_subgraph_retries_total', { subgraph: 'inventory' });
-      const failedBefore = await metric(stack, 'switchyard_subgraph_requests_total', { subgraph: 'inventory', outcome: 'http_error' });
+      const retriesBefore = await stack.metric('switchyard_subgraph_retries_total', { subgraph: 'inventory' });
+      const failedBefore = await stack.metric('switchyard_subgraph_requests_total', { subgraph: 'inventory', outcome: 'http_error' });
       const pages = await runPages(stack, 200, 4);
-      const retries = (await metric(stack, 'switchyard_subgraph_retries_total', { subgraph: 'inventory' })) - retriesBefore;
-      const failures = (await metric(stack, 'switchyard_subgraph_requests_total', { subgraph: 'inventory', outcome: 'http_error' })) - failedBefore;
+      const retries = (await stack.metric('switchyard_subgraph_retries_total', { subgraph: 'inventory' })) - retriesBefore;
+      const failures = (await stack.metric('switchyard_subgraph_requests_total', { subgraph: 'inventory', outcome: 'http_error' })) - failedBefore;
       const partial = pages.filter((p) => !p.complete);
       expect(failures).toBeGreaterThan(0);
       expect(retries).toBeGreaterThan(0);
@@ -108,13 +88,13 @@ describe(`resilience (${databaseKind} database)`, () => {
       const SLOW_PAGE_MS = 1_000;
       const PAGES = 600;
       const inventory = stack.subgraphs.inventory.subgraph;
-      await publishRoute('inventory', { hedge: { enabled: true }, retry: { enabled: false } });
+      await stack.publishRoute('inventory', { hedge: { enabled: true }, retry: { enabled: false } });
       inventory.faults.set({ slowRate: 0.03, slowMs: 1_500 });
-      const hedgesBefore = await metric(stack, 'switchyard_subgraph_hedges_total', { subgraph: 'inventory' });
+      const hedgesBefore = await stack.metric('switchyard_subgraph_hedges_total', { subgraph: 'inventory' });
       const hedged = await runPages(stack, PAGES, 10);
-      const hedges = (await metric(stack, 'switchyard_subgraph_hedges_total', { subgraph: 'inventory' })) - hedgesBefore;
+      const hedges = (await stack.metric('switchyard_subgraph_hedges_total', { subgraph: 'inventory' })) - hedgesBefore;
 
-      await publishRoute('inventory', { hedge: { enabled: false }, retry: { enabled: false } });
+      await stack.publishRoute('inventory', { hedge: { enabled: false }, retry: { enabled: false } });
       const unhedged = await runPages(stack, PAGES, 10);
 
       const slow = (pages: { ms: number }[]) => pages.filter((p) => p.ms > SLOW_PAGE_MS).length;
@@ -125,17 +105,17 @@ describe(`resilience (${databaseKind} database)`, () => {
       // Capped at 5% of calls, plus at most the 5 tokens the hedge bucket can save up beforehand.
       expect(hedges).toBeLessThanOrEqual(PAGES * 0.05 + 5);
       expect(hedged.every((p) => p.complete)).toBe(true);
-      await publishRoute('inventory', {});
+      await stack.publishRoute('inventory', {});
     });
   });
 
   describe('circuit breaker', () => {
     it('opens after repeated failures, fails fast with CIRCUIT_OPEN, and closes after a good probe', async () => {
-      await publishRoute('inventory', { breaker: { minRequests: 5, failureRatio: 0.5, openMs: 300 }, retry: { enabled: false }, hedge: { enabled: false } });
+      await stack.publishRoute('inventory', { breaker: { minRequests: 5, failureRatio: 0.5, openMs: 300 }, retry: { enabled: false }, hedge: { enabled: false } });
       const inventory = stack.subgraphs.inventory.subgraph;
       inventory.faults.set({ mode: 'down' });
       for (let i = 0; i < 5; i++) await stack.query(PAGE, { variables: { id: '1' } });
-      expect(await metric(stack, 'switchyard_circuit_state', { subgraph: 'inventory' })).toBe(1);
+      expect(await stack.metric('switchyard_circuit_state', { subgraph: 'inventory' })).toBe(1);
 
       inventory.stats.reset();
       const { body } = await stack.query(PAGE, { variables: { id: '1' } });
@@ -148,8 +128,8 @@ describe(`resilience (${databaseKind} database)`, () => {
       await eventually(async () => (await stack.query(PAGE, { variables: { id: '1' } })).body.extensions?.completeness.complete === true, {
         what: 'the breaker to let a probe through',
       });
-      expect(await metric(stack, 'switchyard_circuit_state', { subgraph: 'inventory' })).toBe(0);
-      await publishRoute('inventory', {});
+      expect(await stack.metric('switchyard_circuit_state', { subgraph: 'inventory' })).toBe(0);
+      await stack.publishRoute('inventory', {});
     });
   });
 

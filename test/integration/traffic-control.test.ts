@@ -8,16 +8,6 @@ import { databaseKind } from '../helpers/database.js';
 import { eventually, postGraphQL } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
-/** Reads one sample of the router's Prometheus text (0 when absent). */
-async function metric(stack: Stack, name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await fetch(stack.router.url.replace(/graphql$/, 'metrics'))).text();
-  const selector = Object.entries(labels)
-    .map(([k, v]) => `${k}="${v}"`)
-    .join(',');
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${selector}}`));
-  return line ? Number(line.split(' ').at(-1)) : 0;
-}
-
 describe(`traffic control (${databaseKind} database)`, () => {
   let stack: Stack;
   beforeAll(async () => {
@@ -55,7 +45,7 @@ describe(`traffic control (${databaseKind} database)`, () => {
         expect(Number(answer.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
         expect(answer.body.errors?.[0].extensions?.queue).toEqual({ ticket: expect.stringMatching(/^[\w-]{16,}$/), retryAfterMs: expect.any(Number) });
       }
-      expect(await metric(stack, 'switchyard_queue_rejected_total', { operation: 'Burst', reason: 'full' })).toBe(6);
+      expect(await stack.metric('switchyard_queue_rejected_total', { operation: 'Burst', reason: 'full' })).toBe(6);
     });
 
     it('admits a ticket holder ahead of the waiting newcomers, even when the queue is full, once', async () => {
@@ -64,10 +54,10 @@ describe(`traffic control (${databaseKind} database)`, () => {
       const finished: string[] = [];
       const track = (label: string, promise: ReturnType<typeof query>) => promise.then((a) => (finished.push(label), a));
       const running = track('running', query('Tickets'));
-      await eventually(async () => (await metric(stack, 'switchyard_queue_inflight', { operation: 'Tickets' })) === 1, { what: 'the first request to run' });
+      await eventually(async () => (await stack.metric('switchyard_queue_inflight', { operation: 'Tickets' })) === 1, { what: 'the first request to run' });
       const w1 = track('w1', query('Tickets'));
       const w2 = track('w2', query('Tickets'));
-      await eventually(async () => (await metric(stack, 'switchyard_queue_waiting', { operation: 'Tickets' })) === 2, { what: 'two waiters' });
+      await eventually(async () => (await stack.metric('switchyard_queue_waiting', { operation: 'Tickets' })) === 2, { what: 'two waiters' });
       const refused = await query('Tickets');
       const ticket = refused.body.errors?.[0].extensions?.queue.ticket as string;
       expect(ticket).toBeTruthy();
@@ -77,9 +67,9 @@ describe(`traffic control (${databaseKind} database)`, () => {
       expect(finished).toEqual(['running', 'ticket', 'w1', 'w2']);
       // A ticket works once: used again while the queue is full, its holder is an ordinary newcomer and is refused.
       const again = [query('Tickets')];
-      await eventually(async () => (await metric(stack, 'switchyard_queue_inflight', { operation: 'Tickets' })) === 1, { what: 'a request to run' });
+      await eventually(async () => (await stack.metric('switchyard_queue_inflight', { operation: 'Tickets' })) === 1, { what: 'a request to run' });
       again.push(query('Tickets'), query('Tickets'));
-      await eventually(async () => (await metric(stack, 'switchyard_queue_waiting', { operation: 'Tickets' })) === 2, { what: 'two waiters' });
+      await eventually(async () => (await stack.metric('switchyard_queue_waiting', { operation: 'Tickets' })) === 2, { what: 'two waiters' });
       const reused = await query('Tickets', { headers: { 'switchyard-queue-ticket': ticket } });
       expect(reused.body.errors?.[0].extensions?.code).toBe('QUEUE_FULL');
       await Promise.all(again);
@@ -100,33 +90,33 @@ describe(`traffic control (${databaseKind} database)`, () => {
       stack.subgraphs.product.subgraph.faults.set({ mode: 'hang' });
       const controllers = Array.from({ length: 501 }, () => new AbortController());
       const requests = controllers.map((c) => query('Crowd', { signal: c.signal, headers: { 'switchyard-deadline-ms': '60000' } }).catch(() => undefined));
-      await eventually(async () => (await metric(stack, 'switchyard_queue_waiting', { operation: 'Crowd' })) === 500, { what: '500 waiters', timeoutMs: 20_000 });
+      await eventually(async () => (await stack.metric('switchyard_queue_waiting', { operation: 'Crowd' })) === 500, { what: '500 waiters', timeoutMs: 20_000 });
       for (const c of controllers) c.abort();
       await Promise.all(requests);
       await eventually(
-        async () => (await metric(stack, 'switchyard_queue_waiting', { operation: 'Crowd' })) === 0 && (await metric(stack, 'switchyard_queue_inflight', { operation: 'Crowd' })) === 0,
+        async () => (await stack.metric('switchyard_queue_waiting', { operation: 'Crowd' })) === 0 && (await stack.metric('switchyard_queue_inflight', { operation: 'Crowd' })) === 0,
         { what: 'the queue to empty' },
       );
       stack.subgraphs.product.subgraph.faults.set({ mode: 'ok' });
       const next = await query('Crowd');
       expect(next.status).toBe(200);
-      expect(await metric(stack, 'switchyard_queue_waiting', { operation: 'Crowd' })).toBe(0);
+      expect(await stack.metric('switchyard_queue_waiting', { operation: 'Crowd' })).toBe(0);
     });
 
     it('applies a capacity change live: waiters are admitted as soon as it is raised', async () => {
       await policy('Live', { maxConcurrency: 1, queueLength: 10, maxWaitMs: 30_000 });
       stack.subgraphs.product.subgraph.faults.set({ latencyMs: 300 });
       const requests = Array.from({ length: 4 }, () => query('Live'));
-      await eventually(async () => (await metric(stack, 'switchyard_queue_waiting', { operation: 'Live' })) === 3, { what: 'three waiters' });
+      await eventually(async () => (await stack.metric('switchyard_queue_waiting', { operation: 'Live' })) === 3, { what: 'three waiters' });
       await policy('Live', { maxConcurrency: 4 });
-      await eventually(async () => (await metric(stack, 'switchyard_queue_inflight', { operation: 'Live' })) === 4, { what: 'all four to run' });
+      await eventually(async () => (await stack.metric('switchyard_queue_inflight', { operation: 'Live' })) === 4, { what: 'all four to run' });
       expect((await Promise.all(requests)).every((a) => a.status === 200)).toBe(true);
     });
 
     it('shares the * queue between operations without a policy of their own', async () => {
       await policy('*', { maxConcurrency: 50, queueLength: 10 });
       await query('SomeInventedName');
-      expect(await metric(stack, 'switchyard_queue_inflight', { operation: '*' })).toBe(0);
+      expect(await stack.metric('switchyard_queue_inflight', { operation: '*' })).toBe(0);
       const text = await (await fetch(stack.router.url.replace(/graphql$/, 'metrics'))).text();
       expect(text).not.toMatch(/switchyard_queue_\w+\{operation="SomeInventedName"/);
       await setPolicy(stack.db, '*', { maxConcurrency: null, queueLength: null });
@@ -146,7 +136,7 @@ describe(`traffic control (${databaseKind} database)`, () => {
       // The same operation asking for less fits.
       const small = await stack.query('query BigPage { products(first: 2) { id name } }');
       expect(small.status).toBe(200);
-      expect(await metric(stack, 'switchyard_cost_rejected_total', { operation: 'BigPage' })).toBe(1);
+      expect(await stack.metric('switchyard_cost_rejected_total', { operation: 'BigPage' })).toBe(1);
     });
 
     it('skips only the sections of a subgraph over its cost budget, and serves the rest', async () => {
