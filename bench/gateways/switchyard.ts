@@ -25,31 +25,38 @@ export interface SwitchyardVariantOptions {
  */
 const BASE_ENV: Readonly<Record<string, string>> = { LOG_LEVEL: 'silent', NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off' };
 
+/**
+ * Starts `switchyard serve --port 0 [extra args]` from the built CLI on the gateway core, with a CPU
+ * profile when asked for (written when the bench stops the process after the last round).
+ */
+async function startRouterProcess(context: StartContext, name: string, extraArgs: string[], env: Record<string, string>, readyTimeoutMs?: number): Promise<RunningGateway> {
+  const child = await context.supervisor.start({
+    name: `switchyard (${name})`,
+    command: process.execPath,
+    args: [
+      ...(context.profileDir ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : []),
+      path.join(PACKAGE_ROOT, 'bin', 'switchyard.js'),
+      'serve',
+      '--port',
+      '0',
+      ...extraArgs,
+    ],
+    env,
+    core: context.cores.gateway,
+    cwd: PACKAGE_ROOT,
+    ready: /^Switchyard router on (\S+)/,
+    ...(readyTimeoutMs !== undefined ? { readyTimeoutMs } : {}),
+  });
+  return { url: child.announced, process: child };
+}
+
 /** The built CLI (dist/), as users run it: `switchyard serve --port 0 --supergraph FILE`, ready when it prints its URL. */
 export function switchyardVariant(options: SwitchyardVariantOptions): Variant {
   return {
     name: options.name,
     description: options.description,
     async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
-      const child = await context.supervisor.start({
-        name: `switchyard (${options.name})`,
-        command: process.execPath,
-        args: [
-          // The profile is written when the process exits, i.e. when the bench stops it after the last round.
-          ...(context.profileDir ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${options.name}.cpuprofile`] : []),
-          path.join(PACKAGE_ROOT, 'bin', 'switchyard.js'),
-          'serve',
-          '--port',
-          '0',
-          '--supergraph',
-          backend.supergraphFile,
-        ],
-        env: { ...BASE_ENV, ...options.env },
-        core: context.cores.gateway,
-        cwd: PACKAGE_ROOT,
-        ready: /^Switchyard router on (\S+)/,
-      });
-      return { url: child.announced, process: child };
+      return startRouterProcess(context, options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...options.env });
     },
   };
 }
@@ -115,23 +122,8 @@ export function switchyardRegistryVariant(options: SwitchyardRegistryVariantOpti
       }
       for (const policy of options.policies ?? []) await switchyardCli(dataDir, ['policy', 'set', ...policy]);
       const env = typeof options.env === 'function' ? options.env() : options.env;
-      const child = await context.supervisor.start({
-        name: `switchyard (${options.name})`,
-        command: process.execPath,
-        args: [
-          ...(context.profileDir ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${options.name}.cpuprofile`] : []),
-          path.join(PACKAGE_ROOT, 'bin', 'switchyard.js'),
-          'serve',
-          '--port',
-          '0',
-        ],
-        env: { ...BASE_ENV, SWITCHYARD_DATA_DIR: dataDir, ...env },
-        core: context.cores.gateway,
-        cwd: PACKAGE_ROOT,
-        ready: /^Switchyard router on (\S+)/,
-        readyTimeoutMs: 60_000,
-      });
-      return { url: child.announced, process: child };
+      // Registry mode opens the embedded database first: allow it more time to be ready.
+      return startRouterProcess(context, options.name, [], { ...BASE_ENV, SWITCHYARD_DATA_DIR: dataDir, ...env }, 60_000);
     },
   };
 }
