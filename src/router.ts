@@ -5,7 +5,10 @@ import type { GraphHolder } from './gateway/served-graph.js';
 import type { PolicyBook } from './registry/policy-store.js';
 import type { Logger } from './telemetry/logger.js';
 import type { RouterMetrics } from './telemetry/metrics.js';
+import type { Tracing } from './telemetry/tracing.js';
 import { useMetrics } from './plugins/use-metrics.js';
+import { useDashboard } from './plugins/use-dashboard.js';
+import { useTelemetry } from './plugins/use-telemetry.js';
 import { useServedGraph } from './plugins/use-served-graph.js';
 import { useDeadline } from './plugins/use-deadline.js';
 import { useCompleteness } from './plugins/use-completeness.js';
@@ -38,6 +41,8 @@ export interface RouterDeps {
   authorizer: Authorizer;
   /** Audit log writer; absent without a database (supergraph file). */
   audit?: AuditWriter;
+  /** OpenTelemetry tracing; absent when off. */
+  tracing?: Tracing;
   /** Extra readiness conditions (database reachable...). The graph being composed is always checked. */
   isReady?: () => Promise<boolean>;
 }
@@ -54,6 +59,9 @@ export function createRouter(deps: RouterDeps): Router {
   const plugins: Plugin[] = [
     // First: /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
+    ...(config.dashboard ? [useDashboard()] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
+    // Request id, trace and access line: before every plugin that may refuse a request, so refusals are logged and traced too.
+    ...useTelemetry({ logger, tracing: deps.tracing }),
     useJwks(deps.keyRing),
     useServedGraph(graph),
     useReadinessCheck({

@@ -24,8 +24,10 @@ import { listPermissions, PermissionBook } from '../registry/permission-store.js
 import { createAuthenticator, type Authenticator } from '../security/authenticate.js';
 import { Authorizer, installGuards } from '../security/authorization.js';
 import { KeyRing } from '../security/signing-keys.js';
-import { createLocalMinter, createTokenExchangeClient, withTokenCache, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
+import { createLocalMinter, createTokenExchangeClient, withTokenCache, type CachedTokenSource, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
+import { createTracing } from '../telemetry/tracing.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
 
 export interface StartRouterOptions {
@@ -33,6 +35,8 @@ export interface StartRouterOptions {
   /** An already open database (shared with the caller, who closes it). Default: opened from config, closed here. */
   database?: Database;
   logger?: Logger;
+  /** Finished spans go here, exported at once (tests); tracing is then on whatever the config says. */
+  spanExporter?: SpanExporter;
 }
 
 export interface RunningRouter {
@@ -64,6 +68,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const { config } = options;
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const metrics = createMetrics();
+  const tracing = createTracing({ serviceName: config.serviceName, otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio, exporter: options.spanExporter });
   const graph = new GraphHolder();
   const policies = new PolicyBook();
   const health = new SubgraphHealthBook(metrics);
@@ -71,6 +76,10 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 256 });
   // Set once the key ring is open (below); executors are only built after that.
   let tokens: { source: SubgraphTokenSource; principalOf: typeof principalOf } | undefined;
+  const watchedTokens = (source: CachedTokenSource) => {
+    metrics.watchCache('subgraph_token', () => source.stats());
+    return { source, principalOf };
+  };
   const executorFor = (endpoint: SubgraphEndpoint, metadata: RouteMetadata) => {
     const route = resolveRoute(metadata, { timeoutMs: config.subgraphTimeoutMs });
     return createSubgraphExecutor({
@@ -84,6 +93,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       resilience: config.resilience,
       tokens,
       headerRules: metadata.headers,
+      tracer: tracing?.tracer,
     });
   };
   const permissions = new PermissionBook();
@@ -105,14 +115,14 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     if (config.supergraphFile) {
       // A supergraph composed elsewhere needs no registry: keys live in memory, policies and permissions stay empty.
       keyRing = await KeyRing.ephemeral();
-      if (config.subgraphTokens) tokens = { source: subgraphTokenSource(config, keyRing), principalOf };
+      if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
       fileSource = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema });
       await fileSource.start();
     } else {
       const db = (database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
       await migrate(db);
       keyRing = await KeyRing.open(db);
-      if (config.subgraphTokens) tokens = { source: subgraphTokenSource(config, keyRing), principalOf };
+      if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
       if (config.audit) audit = createAuditWriter({ db, spillDir: defaultSpillDir(config.dataDir), onError: (error) => logger.warn({ err: error }, 'audit log: database unreachable or entry refused; spilling to disk') });
       const writer = audit;
       if (writer) metrics.watchAudit(() => writer.stats());
@@ -141,6 +151,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     await audit?.close().catch(() => {});
     await dispatcher.close().catch(() => {});
     if (ownsDatabase) await database?.close().catch(() => {});
+    await tracing?.shutdown().catch(() => {});
     throw error;
   }
 
@@ -156,14 +167,22 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     authenticator,
     authorizer,
     audit,
+    tracing,
     isReady: db ? () => db.query('select 1').then(() => true, () => false) : undefined,
   });
   const server = createServer(router);
-  // Keep-alive sockets of clients must not hold shutdown hostage.
+  // Keep-alive sockets of clients must not hold shutdown hostage. server.close() only closes the idle
+  // ones: a socket busy at that moment would serve a client that keeps asking (a dashboard polling
+  // /metrics every second) for ever, so while draining every answer also closes its connection.
   server.keepAliveTimeout = 5_000;
+  let draining = false;
+  server.prependListener('request', function closeConnectionWhenDraining(_request, response) {
+    if (draining) response.setHeader('connection', 'close');
+  });
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      draining = true;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
@@ -174,6 +193,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       await audit?.close().catch((error: Error) => logger.error({ err: error }, 'audit log: entries could not be saved'));
       await dispatcher.close();
       if (ownsDatabase) await database?.close();
+      // Last: the spans of the drained requests are flushed (an unreachable collector only delays exit by its timeout).
+      await tracing?.shutdown().catch((error: Error) => logger.warn({ err: error }, 'tracing: spans could not be exported'));
     })());
   try {
     const address = await listen(server, config.port, config.host);
@@ -188,7 +209,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
 }
 
 /** Per-subgraph tokens: exchanged at an RFC 8693 endpoint when configured, else minted with the router's keys; cached either way. */
-function subgraphTokenSource(config: Config, keyRing: KeyRing): SubgraphTokenSource {
+function subgraphTokenSource(config: Config, keyRing: KeyRing): CachedTokenSource {
   const minter = createLocalMinter(keyRing, { lifetimeSeconds: config.subgraphTokenTtlSeconds });
   if (!config.tokenExchangeUrl) return withTokenCache(minter);
   return withTokenCache(

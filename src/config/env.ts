@@ -11,6 +11,7 @@ export const ENV_NAMES = {
   logLevel: 'LOG_LEVEL',
   supergraphFile: 'SWITCHYARD_SUPERGRAPH_FILE',
   graphiql: 'SWITCHYARD_GRAPHIQL',
+  dashboard: 'SWITCHYARD_DASHBOARD',
   registryPollMs: 'SWITCHYARD_REGISTRY_POLL_MS',
   resilience: 'SWITCHYARD_RESILIENCE',
   defaultDeadlineMs: 'SWITCHYARD_DEADLINE_MS',
@@ -34,6 +35,9 @@ export const ENV_NAMES = {
   maxAliases: 'SWITCHYARD_MAX_ALIASES',
   maxDirectives: 'SWITCHYARD_MAX_DIRECTIVES',
   maxTokens: 'SWITCHYARD_MAX_TOKENS',
+  otlpEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+  serviceName: 'OTEL_SERVICE_NAME',
+  traceSampleRatio: 'SWITCHYARD_TRACE_SAMPLE_RATIO',
 } as const satisfies Record<keyof ConfigInput, string>;
 
 /** Reads the settings present in `env` (empty strings count as unset). */

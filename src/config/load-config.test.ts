@@ -22,6 +22,13 @@ describe('loadConfig', () => {
     expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_GRAPHIQL: 'true' }).graphiql).toBe(true);
   });
 
+  it('serves the ops dashboard outside production, and in production only when asked for', () => {
+    expect(loadConfig({}, {}).dashboard).toBe(true);
+    expect(loadConfig({}, { SWITCHYARD_DASHBOARD: 'false' }).dashboard).toBe(false);
+    expect(loadConfig({}, { NODE_ENV: 'production' }).dashboard).toBe(false);
+    expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_DASHBOARD: '1' }).dashboard).toBe(true);
+  });
+
   it('reports every wrong setting at once, by name and variable, without echoing secrets', () => {
     let error: ConfigError | undefined;
     try {

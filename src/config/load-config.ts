@@ -33,5 +33,6 @@ export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>
     throw new ConfigError(problems);
   }
   const parsed = result.data;
-  return Object.freeze({ ...parsed, graphiql: parsed.graphiql ?? parsed.nodeEnv !== 'production', devIssuer: parsed.devIssuer ?? parsed.nodeEnv !== 'production' });
+  const production = parsed.nodeEnv === 'production';
+  return Object.freeze({ ...parsed, graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production });
 }

@@ -26,6 +26,8 @@ export const configSchema = z
     supergraphFile: z.string().min(1).optional(),
     /** Serve GraphiQL on GET /graphql from a browser. Default: on unless production. */
     graphiql: booleanLike.optional(),
+    /** Serve the ops page at GET /dashboard (live charts read from /metrics). Default: on unless production. */
+    dashboard: booleanLike.optional(),
     /** How often the registry's change versions are re-checked, in ms (LISTEN/NOTIFY makes it faster on PostgreSQL). Default 250. */
     registryPollMs: positiveMs.default(250),
     /** `required`: no or bad token is 401. `optional`: anonymous requests reach what rules allow (a bad token is still 401). `off`: no authentication. Default `optional`. */
@@ -76,9 +78,15 @@ export const configSchema = z
     defaultDeadlineMs: positiveMs.default(2_000),
     /** Default timeout of one attempt to a subgraph, in ms, when its route metadata sets none (the deadline usually cuts sooner). Default 10000. */
     subgraphTimeoutMs: positiveMs.default(10_000),
+    /** OTLP/HTTP collector base URL (`/v1/traces` is appended). Set: spans are exported; unset: tracing is off and costs nothing. */
+    otlpEndpoint: z.string().url().optional(),
+    /** `service.name` of the router's spans. Default `switchyard`. */
+    serviceName: z.string().min(1).default('switchyard'),
+    /** Share of new traces recorded when tracing is on, 0..1 (a caller's sampling decision is followed). Default 1. */
+    traceSampleRatio: z.coerce.number().min(0).max(1).default(1),
   })
   .strict();
 
 export type ConfigInput = z.input<typeof configSchema>;
 type ParsedConfig = z.output<typeof configSchema>;
-export type Config = Readonly<Omit<ParsedConfig, 'graphiql' | 'devIssuer'> & { graphiql: boolean; devIssuer: boolean }>;
+export type Config = Readonly<Omit<ParsedConfig, 'graphiql' | 'dashboard' | 'devIssuer'> & { graphiql: boolean; dashboard: boolean; devIssuer: boolean }>;

@@ -1,6 +1,7 @@
 // The executor of one subgraph: the resilience stack around the HTTP transport, and failures shaped for stitching.
 import type { ExecutionResult } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
+import type { Tracer } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { clientError } from '../errors/client-error.js';
 import { withCircuitBreaker } from '../resilience/circuit-breaker.js';
@@ -16,7 +17,8 @@ import { applyHeaderRules, withSubgraphToken } from '../resilience/subgraph-toke
 import type { RouteMetadata } from '../registry/route.js';
 import type { Principal } from '../security/authenticate.js';
 import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
-import type { RouterMetrics, SubgraphOutcome } from '../telemetry/metrics.js';
+import type { RouterMetrics } from '../telemetry/metrics.js';
+import { recordStaleSpan, withAttemptTelemetry } from '../telemetry/subgraph-attempts.js';
 import { enrichSubgraphResult } from './subgraph-errors.js';
 import { createHttpTransport } from './subgraph-transport.js';
 
@@ -36,46 +38,14 @@ export interface SubgraphExecutorOptions {
   tokens?: { source: SubgraphTokenSource; principalOf: (context: unknown) => Principal | undefined };
   /** Header rules of the route (rename, drop, add). */
   headerRules?: RouteMetadata['headers'];
-}
-
-const FAILURE_OUTCOME: Record<UpstreamFailure['kind'], SubgraphOutcome> = {
-  network: 'network_error',
-  http: 'http_error',
-  timeout: 'timeout',
-  deadline: 'deadline',
-  cancelled: 'cancelled',
-  circuit_open: 'circuit_open',
-  token: 'token_error',
-};
-
-/** Counts every attempt by outcome and feeds the latency of answered ones to the tracker. */
-function withAttemptMetrics(name: string, health: SubgraphHealth, metrics: RouterMetrics | undefined): CallWrapper {
-  const requests = metrics?.subgraphRequests;
-  const duration = metrics?.subgraphDuration.labels(name);
-  return (next) =>
-    async function measuredAttempt(call) {
-      const started = performance.now();
-      let outcome: SubgraphOutcome = 'ok';
-      try {
-        const result = await next(call);
-        if (result.errors?.length) outcome = 'graphql_error';
-        const elapsed = performance.now() - started;
-        health.latency.observe(elapsed);
-        duration?.observe(elapsed / 1000);
-        return result;
-      } catch (error) {
-        outcome = isUpstreamFailure(error) ? FAILURE_OUTCOME[error.kind] : 'network_error';
-        throw error;
-      } finally {
-        requests?.inc({ subgraph: name, outcome });
-      }
-    };
+  /** Tracing on: a client span per attempt, `traceparent` sent to the subgraph. */
+  tracer?: Tracer;
 }
 
 /**
  * Builds the executor. The stack, from the outside in:
- *   fallback (opt-in) → subgraph token → retry (queries) → hedge (queries) → attempt metrics → circuit breaker → timeout → HTTP
- * so every attempt, first, retry or hedge, is counted, checked against the breaker and bounded by
+ *   fallback (opt-in) → subgraph token → retry (queries) → hedge (queries) → attempt telemetry → circuit breaker → timeout → HTTP
+ * so every attempt, first, retry or hedge, is counted, traced, checked against the breaker and bounded by
  * min(subgraph timeout, time left before the request deadline).
  *
  * The executor never throws: a call that fails for good becomes a result shaped like the request,
@@ -94,8 +64,11 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
         store: health.lastGood,
         onStale(request, ageMs, failure) {
           metrics?.staleSections.inc({ subgraph: name });
+          metrics?.cacheRequests.inc({ cache: 'last_good', result: 'hit' });
           requestScopeOf(request.context)?.stale.push({ subgraph: name, ageMs: Math.round(ageMs), failureCode: failure.code });
+          if (options.tracer) recordStaleSpan(options.tracer, name, request, ageMs, failure.code);
         },
+        onMiss: () => metrics?.cacheRequests.inc({ cache: 'last_good', result: 'miss' }),
       }),
     );
   }
@@ -136,7 +109,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
       }),
     );
   }
-  wrappers.push(withAttemptMetrics(name, health, metrics));
+  wrappers.push(withAttemptTelemetry({ subgraph: name, latency: health.latency, metrics, tracer: options.tracer }));
   if (resilient && route.breaker.enabled) wrappers.push(withCircuitBreaker(health.breaker));
   wrappers.push(withTimeout(route.timeoutMs));
   const handler: CallHandler = wrappers.reduceRight<CallHandler>((next, wrap) => wrap(next), createHttpTransport({ name, url: options.url, dispatcher: options.dispatcher }));

@@ -11,8 +11,17 @@ import type { ErrorCode } from '../errors/codes.js';
 export function errorResponse(fetchAPI: FetchAPI, request: Request, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
   const accept = request.headers.get('accept') ?? '';
   const contentType = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
-  return new fetchAPI.Response(JSON.stringify({ errors: [{ message, extensions: errorExtensions(code, message) }] }), {
+  const response = new fetchAPI.Response(JSON.stringify({ errors: [{ message, extensions: errorExtensions(code, message) }] }), {
     status,
     headers: { 'content-type': contentType, ...headers },
   });
+  refusals.set(response, code);
+  return response;
+}
+
+/** The code of each refusal built here, so the access log and the audit can name it without reading the body. */
+const refusals = new WeakMap<Response, ErrorCode>();
+
+export function refusalCodeOf(response: Response): ErrorCode | undefined {
+  return refusals.get(response);
 }

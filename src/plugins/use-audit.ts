@@ -4,6 +4,8 @@ import { getOperationAST, type ExecutionResult } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { AuditWriter } from '../registry/audit-log.js';
 import { requestScopeOf } from '../resilience/request-scope.js';
+import { requestTelemetryOf } from '../telemetry/request-telemetry.js';
+import { refusalCodeOf } from './http-error-response.js';
 import { principalOf } from './use-authentication.js';
 
 export interface AuditOptions {
@@ -26,12 +28,10 @@ interface Pending {
   client: string | null;
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
-const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 
 /**
- * 1. At the start of a GraphQL request: the time, a request id (the client's `x-request-id` when it
- *    is sane, else a new UUID; echoed in the response), the trace id of an incoming `traceparent`.
+ * 1. At the start of a GraphQL request: the time, the request id and trace id that the telemetry
+ *    plugin (before this one) gave the request, so audit rows, log lines and traces share them.
  * 2. When the result is known: operation name, a SHA-256 of the document text, the caller, error
  *    codes and completeness.
  * 3. When the response goes out: status, duration and the subgraphs called, then `writer.record()`,
@@ -45,13 +45,12 @@ export function useAudit(options: AuditOptions): Plugin {
   return {
     onRequest({ request, url }) {
       if (url.pathname !== endpoint) return;
-      const incoming = request.headers.get('x-request-id');
-      const trace = TRACEPARENT.exec(request.headers.get('traceparent') ?? '');
+      const telemetry = requestTelemetryOf(request);
       pending.set(request, {
         at: new Date(),
         started: performance.now(),
-        requestId: incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID(),
-        traceId: trace ? trace[1] : null,
+        requestId: telemetry?.requestId ?? randomUUID(),
+        traceId: telemetry?.traceId ?? null,
         operationName: null,
         operationHash: null,
         errorCodes: [],
@@ -90,7 +89,6 @@ export function useAudit(options: AuditOptions): Plugin {
       const entry = pending.get(request);
       if (!entry) return;
       pending.delete(request);
-      response.headers.set('x-request-id', entry.requestId);
       writer.record({
         at: entry.at,
         requestId: entry.requestId,
@@ -102,7 +100,7 @@ export function useAudit(options: AuditOptions): Plugin {
         subgraphs: [...(requestScopeOf(entry.context)?.subgraphsCalled ?? [])],
         status: response.status,
         durationMs: performance.now() - entry.started,
-        errorCodes: entry.errorCodes,
+        errorCodes: entry.errorCodes.length === 0 && refusalCodeOf(response) ? [refusalCodeOf(response)!] : entry.errorCodes,
         complete: response.status < 400 && entry.complete,
       });
     },

@@ -29,6 +29,9 @@ export function principalOf(context: unknown): Principal | undefined {
  * A verified token is remembered until its `exp` (bounded LRU), so repeated requests with the same
  * token skip the signature check; a token that fails is never remembered.
  */
+const VERIFIED_HIT = { cache: 'verified_token', result: 'hit' } as const;
+const VERIFIED_MISS = { cache: 'verified_token', result: 'miss' } as const;
+
 export function useAuthentication(options: AuthenticationOptions): Plugin {
   const { authenticator, metrics } = options;
   const principals = new WeakMap<Request, Principal>();
@@ -40,11 +43,13 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
   async function verify(token: string) {
     const known = verified.get(token);
     if (known && known.expiresAt.getTime() > now()) {
+      metrics?.cacheRequests.inc(VERIFIED_HIT);
       verified.delete(token);
       verified.set(token, known);
       return { ok: true as const, principal: known };
     }
     if (known) verified.delete(token);
+    metrics?.cacheRequests.inc(VERIFIED_MISS);
     const result = await authenticator.authenticate(token);
     if (result.ok) {
       verified.set(token, result.principal);

@@ -71,6 +71,8 @@ export interface FallbackOptions {
   store: LastGoodStore;
   /** Told when stale copies answer a call: the oldest copy's age and the failure it replaced. */
   onStale?: (request: ExecutionRequest, ageMs: number, failure: UpstreamFailure) => void;
+  /** Told when a failed call had no copy to stand in for it (the failure then stands). */
+  onMiss?: (request: ExecutionRequest, failure: UpstreamFailure) => void;
 }
 
 /**
@@ -92,7 +94,10 @@ export function withFallback(options: FallbackOptions): CallWrapper {
         let oldest = 0;
         for (const { responseKey, index, key } of sectionKeys(call.request)) {
           const copy = store.get(key);
-          if (!copy) throw error;
+          if (!copy) {
+            options.onMiss?.(call.request, error);
+            throw error;
+          }
           oldest = Math.max(oldest, copy.ageMs);
           if (index === undefined) data[responseKey] = copy.value;
           else ((data[responseKey] ??= []) as unknown[])[index] = copy.value;

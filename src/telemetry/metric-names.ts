@@ -20,6 +20,7 @@ export const METRIC = {
   authFailures: 'switchyard_auth_failures_total',
   forbidden: 'switchyard_authorization_denials_total',
   subgraphTokens: 'switchyard_subgraph_tokens_total',
+  cacheRequests: 'switchyard_cache_requests_total',
   auditBuffered: 'switchyard_audit_buffered',
   auditSpilled: 'switchyard_audit_spilled_total',
   schemaVersion: 'switchyard_schema_version',

@@ -27,6 +27,10 @@ export interface RouterMetrics {
   readonly authFailures: Counter<'reason'>;
   readonly forbidden: Counter<'scope'>;
   readonly subgraphTokens: Counter<'subgraph' | 'result'>;
+  /** Look-ups of the router's caches by result (hit, miss): verified user tokens, per-subgraph tokens, last-good sections. */
+  readonly cacheRequests: Counter<'cache' | 'result'>;
+  /** Reads a cache's own hit and miss counters at every scrape (caches that count for themselves). */
+  watchCache(cache: string, stats: () => { hits: number; misses: number }): void;
   /** Reads the audit writer's counters at every scrape. */
   watchAudit(stats: () => { buffered: number; spilled: number }): void;
   readonly schemaVersion: Gauge;
@@ -50,6 +54,21 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
   const maxOperations = options.maxOperations ?? 200;
   const knownOperations = new Set<string>();
+  const watchedCaches: { cache: string; stats: () => { hits: number; misses: number }; reported: { hits: number; misses: number } }[] = [];
+  const cacheRequests = new Counter({
+    name: METRIC.cacheRequests,
+    help: 'Cache look-ups by cache (verified_token, subgraph_token, last_good) and result (hit, miss).',
+    labelNames: ['cache', 'result'],
+    registers: [registry],
+    collect() {
+      for (const watched of watchedCaches) {
+        const { hits, misses } = watched.stats();
+        if (hits > watched.reported.hits) this.inc({ cache: watched.cache, result: 'hit' }, hits - watched.reported.hits);
+        if (misses > watched.reported.misses) this.inc({ cache: watched.cache, result: 'miss' }, misses - watched.reported.misses);
+        watched.reported = { hits, misses };
+      }
+    },
+  });
   return {
     registry,
     requests: new Counter({ name: METRIC.requests, help: 'GraphQL requests by operation name and HTTP status.', labelNames: ['operation', 'status'], registers: [registry] }),
@@ -72,6 +91,10 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     authFailures: new Counter({ name: METRIC.authFailures, help: 'Requests refused by authentication, by reason (missing, invalid, unavailable).', labelNames: ['reason'], registers: [registry] }),
     forbidden: new Counter({ name: METRIC.forbidden, help: 'Authorization denials: whole requests, or requests with denied fields.', labelNames: ['scope'], registers: [registry] }),
     subgraphTokens: new Counter({ name: METRIC.subgraphTokens, help: 'Per-subgraph tokens obtained (minted or exchanged, cached or not) and failures.', labelNames: ['subgraph', 'result'], registers: [registry] }),
+    cacheRequests,
+    watchCache(cache, stats) {
+      watchedCaches.push({ cache, stats, reported: { hits: 0, misses: 0 } });
+    },
     watchAudit(stats) {
       new Gauge({
         name: METRIC.auditBuffered,

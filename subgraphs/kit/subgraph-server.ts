@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { handleAdmin } from './admin-api.js';
 import type { FaultSwitch } from './fault-switch.js';
 import { sendJson, sendText } from './http-replies.js';
-import type { SubgraphStats } from './subgraph-stats.js';
+import { recordTraceparent, type SubgraphStats } from './subgraph-stats.js';
 import type { Authenticate, RunningSubgraph } from './types.js';
 
 export interface SubgraphServerParts {
@@ -54,6 +54,7 @@ export function startSubgraphServer(parts: SubgraphServerParts, port: number, ho
   function handleGraphql(req: IncomingMessage, res: ServerResponse): void {
     stats.graphqlRequests += 1;
     stats.inFlight += 1;
+    recordTraceparent(stats, req.headers.traceparent);
     const settings = faults.get();
     let timer: NodeJS.Timeout | undefined;
     let dropped = false;

@@ -15,7 +15,11 @@ export interface StatsSnapshot {
   unauthorized: number;
   /** `/graphql` requests being handled right now (a gauge: `reset()` leaves it alone). */
   inFlight: number;
+  /** W3C `traceparent` headers of the latest `/graphql` requests (at most 200, oldest dropped): which trace each call belonged to. */
+  traceparents: string[];
 }
+
+const TRACEPARENTS_KEPT = 200;
 
 /** The live counters (mutated in place on the request path) plus ways to read and zero them. */
 export interface SubgraphStats extends StatsSnapshot {
@@ -23,6 +27,13 @@ export interface SubgraphStats extends StatsSnapshot {
   snapshot(): StatsSnapshot;
   /** Zeroes every counter except the `inFlight` gauge, which must keep matching reality. */
   reset(): void;
+}
+
+/** Keeps a request's `traceparent` (bounded). */
+export function recordTraceparent(stats: SubgraphStats, traceparent: string | string[] | undefined): void {
+  if (typeof traceparent !== 'string') return;
+  stats.traceparents.push(traceparent.slice(0, 64));
+  if (stats.traceparents.length > TRACEPARENTS_KEPT) stats.traceparents.shift();
 }
 
 export function createSubgraphStats(): SubgraphStats {
@@ -34,6 +45,7 @@ export function createSubgraphStats(): SubgraphStats {
     aborted: 0,
     unauthorized: 0,
     inFlight: 0,
+    traceparents: [],
     snapshot: function snapshotStats() {
       return {
         requests: stats.requests,
@@ -43,6 +55,7 @@ export function createSubgraphStats(): SubgraphStats {
         aborted: stats.aborted,
         unauthorized: stats.unauthorized,
         inFlight: stats.inFlight,
+        traceparents: [...stats.traceparents],
       };
     },
     reset: function resetStats() {
@@ -51,6 +64,7 @@ export function createSubgraphStats(): SubgraphStats {
       stats.entityRequests = 0;
       stats.aborted = 0;
       stats.unauthorized = 0;
+      stats.traceparents = [];
       for (const name of Object.keys(stats.dataSourceCalls)) stats.dataSourceCalls[name] = 0;
     },
   };

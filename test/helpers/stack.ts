@@ -5,7 +5,7 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import type { Database } from '../../src/registry/database.js';
 import { publishSubgraph } from '../../src/registry/subgraph-store.js';
 import { compositionCheck } from '../../src/cli/registry-commands.js';
-import { startRouter, type RunningRouter } from '../../src/cli/start-router.js';
+import { startRouter, type RunningRouter, type StartRouterOptions } from '../../src/cli/start-router.js';
 import type { RouteMetadata } from '../../src/registry/route.js';
 import type { ServedGraph } from '../../src/gateway/served-graph.js';
 import { createTestStore, openMigrated, type TestStore } from './database.js';
@@ -39,6 +39,8 @@ export interface StackOptions {
   config?: Partial<ConfigInput>;
   /** Subgraphs accept only the router's per-subgraph tokens, as in the demo. Default true. */
   requireTokens?: boolean;
+  /** Logger, span exporter... of every router the stack starts. */
+  routerOptions?: Omit<StartRouterOptions, 'config' | 'database'>;
 }
 
 /** Quiet, ephemeral router settings for tests; `overrides` win. */
@@ -69,7 +71,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       await publishSubgraph(db, { name, url: running.url, sdl: subgraph.sdl }, compositionCheck);
     }
     const start = async (overrides: Partial<ConfigInput> = {}) => {
-      const router = await startRouter({ config: testConfig(store, { ...options.config, ...overrides }) });
+      const router = await startRouter({ ...options.routerOptions, config: testConfig(store, { ...options.config, ...overrides }) });
       routers.push(router);
       return router;
     };

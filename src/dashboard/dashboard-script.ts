@@ -1,0 +1,543 @@
+// The ops dashboard's browser code: Prometheus text parsing, rates and percentiles over a window, sparklines, the poll-and-render loop.
+//
+// Every function here is self-contained (it calls only the other functions of this file, and reads no
+// module-level value and no import), because the page embeds their source text as its one inline
+// script (see dashboard-page.ts). The pure ones are unit-tested in Node; `runDashboard` needs a DOM and
+// is checked in a real browser by test/integration/dashboard.test.ts.
+
+/** The browser's globals that `runDashboard` uses; declared here so the file compiles without the DOM library. */
+declare const document: any;
+
+/** One sample line of the Prometheus text exposition format. */
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of one successful read of the metrics endpoint, with its monotonic time in ms. */
+export interface Snapshot {
+  at: number;
+  samples: Sample[];
+}
+
+/** The metric names the page reads (from src/telemetry/metric-names.ts, so the page and the exporter agree). */
+export interface DashboardMetricNames {
+  requests: string;
+  partialResponses: string;
+  subgraphRequests: string;
+  subgraphDuration: string;
+  circuitState: string;
+  queueInflight: string;
+  queueWaiting: string;
+  queueRejected: string;
+}
+
+export type CircuitLabel = 'closed' | 'open' | 'half-open' | 'unknown';
+
+export interface SubgraphRow {
+  name: string;
+  /** Calls per second over the window (every attempt counts); null without a previous read. */
+  requestRate: number | null;
+  /**
+   * Share (0..1) of calls in the window that failed: outcomes other than `ok`, among those that said
+   * something about the subgraph. `cancelled` (the client left, or a hedge's losing attempt) is left
+   * out of both counts, as the circuit breaker leaves it out. Null when no call ended in the window.
+   */
+  errorRate: number | null;
+  /** Latency percentiles over the window, in seconds; null when there was no call. */
+  p50: number | null;
+  p99: number | null;
+  circuit: CircuitLabel;
+}
+
+export interface OperationRow {
+  name: string;
+  requestRate: number | null;
+  /** Queue gauges: null for an operation that has no queue (no `max_concurrency` policy). */
+  inFlight: number | null;
+  waiting: number | null;
+  /** Queue refusals per second (full, timeout, aborted); null without a previous read or without a queue. */
+  rejectedRate: number | null;
+}
+
+export interface DashboardView {
+  /** Length of the window the rates cover, in seconds (0 on the first read). */
+  windowSeconds: number;
+  requestRate: number | null;
+  partialRate: number | null;
+  subgraphs: SubgraphRow[];
+  operations: OperationRow[];
+}
+
+export interface DashboardSettings {
+  /** URL of the Prometheus text endpoint, as the page fetches it. */
+  metricsUrl: string;
+  /** Time between two reads, in ms. */
+  pollMs: number;
+  /** Window of rates and percentiles, in ms. */
+  windowMs: number;
+  /** Points kept per sparkline. */
+  points: number;
+  names: DashboardMetricNames;
+}
+
+/**
+ * Parses the Prometheus text exposition format (version 0.0.4) into samples.
+ * 1. `#` lines (HELP, TYPE) and blank lines carry no sample and are skipped.
+ * 2. A sample is `name{label="value",...} value [timestamp]`; label values may escape `\\`, `\"` and
+ *    `\n`, and may hold spaces, commas and braces, so labels are read character by character.
+ * 3. Values are floats, or `NaN`, `+Inf`, `-Inf`. A line that does not parse is skipped, so one odd
+ *    line cannot blank the page.
+ */
+export function parsePrometheus(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    let i = 0;
+    while (i < line.length && line[i] !== '{' && line[i] !== ' ' && line[i] !== '\t') i++;
+    const name = line.slice(0, i);
+    if (name === '') continue;
+    const labels: Record<string, string> = {};
+    if (line[i] === '{') {
+      i++;
+      let ok = false;
+      for (;;) {
+        while (line[i] === ' ' || line[i] === ',') i++;
+        if (line[i] === '}') {
+          i++;
+          ok = true;
+          break;
+        }
+        const eq = line.indexOf('=', i);
+        if (eq < 0 || line[eq + 1] !== '"') break;
+        const key = line.slice(i, eq).trim();
+        let value = '';
+        let j = eq + 2;
+        for (; j < line.length && line[j] !== '"'; j++) {
+          if (line[j] === '\\' && j + 1 < line.length) {
+            j++;
+            value += line[j] === 'n' ? '\n' : line[j];
+          } else value += line[j];
+        }
+        if (j >= line.length) break;
+        labels[key] = value;
+        i = j + 1;
+      }
+      if (!ok) continue;
+    }
+    const valueText = line.slice(i).trim().split(/\s+/)[0] ?? '';
+    const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : valueText === 'NaN' ? NaN : Number(valueText);
+    if (valueText === '' || (Number.isNaN(value) && valueText !== 'NaN')) continue;
+    samples.push({ name, labels, value });
+  }
+  return samples;
+}
+
+/** A stable identity for a label set (order of labels does not matter). */
+export function seriesKey(labels: Record<string, string>): string {
+  return JSON.stringify(
+    Object.keys(labels)
+      .sort()
+      .map((key) => [key, labels[key]]),
+  );
+}
+
+/**
+ * How much the counter `metric` grew between two reads, summed per group (`groupBy` returns the
+ * group of a series, or undefined to leave it out). A series missing from `before` started at 0
+ * (prom-client creates a series on its first increment); a value that went down means the router
+ * restarted, and the counter grew by its whole new value.
+ */
+export function counterIncrease(before: Sample[], after: Sample[], metric: string, groupBy: (labels: Record<string, string>) => string | undefined): Map<string, number> {
+  const previous = new Map<string, number>();
+  for (const sample of before) if (sample.name === metric) previous.set(seriesKey(sample.labels), sample.value);
+  const increase = new Map<string, number>();
+  for (const sample of after) {
+    if (sample.name !== metric) continue;
+    const group = groupBy(sample.labels);
+    if (group === undefined) continue;
+    const was = previous.get(seriesKey(sample.labels)) ?? 0;
+    const grown = sample.value >= was ? sample.value - was : sample.value;
+    increase.set(group, (increase.get(group) ?? 0) + grown);
+  }
+  return increase;
+}
+
+/** The latest value of a gauge per value of `label`. */
+export function gaugeBy(samples: Sample[], metric: string, label: string): Map<string, number> {
+  const values = new Map<string, number>();
+  for (const sample of samples) {
+    if (sample.name !== metric) continue;
+    const key = sample.labels[label];
+    if (key !== undefined) values.set(key, sample.value);
+  }
+  return values;
+}
+
+/**
+ * Estimates the `q` quantile (0..1) from cumulative histogram buckets (`le` upper bounds, `+Inf`
+ * last), the way Prometheus's histogram_quantile does:
+ * 1. The target rank is q × the total count (the `+Inf` bucket); no observation means no answer (null).
+ * 2. The first bucket whose cumulative count reaches the rank holds the quantile.
+ * 3. Within it, observations are assumed spread evenly: interpolate linearly between its lower bound
+ *    (the previous bucket's `le`, or 0) and its `le`.
+ * 4. A rank in the `+Inf` bucket cannot be interpolated: the highest finite bound is the answer.
+ */
+export function quantileFromBuckets(q: number, buckets: { le: number; count: number }[]): number | null {
+  // Cumulative counts never decrease; a counter reset in one bucket and not the next must not make them.
+  let highest = 0;
+  const sorted = [...buckets]
+    .sort((a, b) => a.le - b.le)
+    .map((bucket) => ({ le: bucket.le, count: (highest = Math.max(highest, bucket.count)) }));
+  const total = sorted.length ? sorted[sorted.length - 1].count : 0;
+  if (!(total > 0)) return null;
+  const rank = q * total;
+  for (let i = 0; i < sorted.length; i++) {
+    if (sorted[i].count < rank) continue;
+    const lowerBound = i > 0 ? sorted[i - 1].le : 0;
+    const lowerCount = i > 0 ? sorted[i - 1].count : 0;
+    if (sorted[i].le === Infinity) return i > 0 ? lowerBound : null;
+    const inBucket = sorted[i].count - lowerCount;
+    if (inBucket <= 0) return lowerBound;
+    return lowerBound + (sorted[i].le - lowerBound) * ((rank - lowerCount) / inBucket);
+  }
+  return null;
+}
+
+/** The breaker gauge's value as ops read it: 0 closed, 1 open, 2 half-open. */
+export function circuitLabel(value: number | undefined): CircuitLabel {
+  if (value === 0) return 'closed';
+  if (value === 1) return 'open';
+  if (value === 2) return 'half-open';
+  return 'unknown';
+}
+
+/**
+ * Everything the page shows, from two reads of the metrics: `before` (the oldest read still inside the
+ * window, or undefined on the first read) and `after` (the latest). Rates are increases divided by
+ * the time between the two reads; percentiles come from the histogram buckets' increases, so they
+ * describe the window, not the process's whole life. Gauges come from `after` alone.
+ */
+export function computeView(before: Snapshot | undefined, after: Snapshot, names: DashboardMetricNames): DashboardView {
+  const seconds = before ? (after.at - before.at) / 1000 : 0;
+  const windowed = before !== undefined && seconds > 0;
+  const increase = (metric: string, groupBy: (labels: Record<string, string>) => string | undefined) =>
+    windowed ? counterIncrease(before.samples, after.samples, metric, groupBy) : new Map<string, number>();
+  const rate = (grown: number | undefined) => (windowed ? (grown ?? 0) / seconds : null);
+  const sum = (values: Map<string, number>) => [...values.values()].reduce((a, b) => a + b, 0);
+
+  const calls = increase(names.subgraphRequests, (labels) => labels.subgraph);
+  const settled = increase(names.subgraphRequests, (labels) => (labels.outcome === 'cancelled' ? undefined : labels.subgraph));
+  const failed = increase(names.subgraphRequests, (labels) => (labels.outcome === 'ok' || labels.outcome === 'cancelled' ? undefined : labels.subgraph));
+  const bucketGrowth = increase(`${names.subgraphDuration}_bucket`, (labels) => (labels.subgraph === undefined || labels.le === undefined ? undefined : JSON.stringify([labels.subgraph, labels.le])));
+  const buckets = new Map<string, { le: number; count: number }[]>();
+  for (const [key, count] of bucketGrowth) {
+    const [subgraph, le] = JSON.parse(key) as [string, string];
+    const list = buckets.get(subgraph) ?? [];
+    list.push({ le: le === '+Inf' ? Infinity : Number(le), count });
+    buckets.set(subgraph, list);
+  }
+  const circuits = gaugeBy(after.samples, names.circuitState, 'subgraph');
+  const subgraphNames = new Set<string>([...circuits.keys()]);
+  for (const sample of after.samples) {
+    if ((sample.name === names.subgraphRequests || sample.name === `${names.subgraphDuration}_count`) && sample.labels.subgraph !== undefined) subgraphNames.add(sample.labels.subgraph);
+  }
+  const subgraphs: SubgraphRow[] = [...subgraphNames].sort().map((name) => {
+    const ended = settled.get(name) ?? 0;
+    const histogram = buckets.get(name) ?? [];
+    return {
+      name,
+      requestRate: rate(calls.get(name)),
+      errorRate: windowed && ended > 0 ? (failed.get(name) ?? 0) / ended : null,
+      p50: windowed ? quantileFromBuckets(0.5, histogram) : null,
+      p99: windowed ? quantileFromBuckets(0.99, histogram) : null,
+      circuit: circuitLabel(circuits.get(name)),
+    };
+  });
+
+  const byOperation = (labels: Record<string, string>) => labels.operation;
+  const requests = increase(names.requests, byOperation);
+  const rejected = increase(names.queueRejected, byOperation);
+  const inFlight = gaugeBy(after.samples, names.queueInflight, 'operation');
+  const waiting = gaugeBy(after.samples, names.queueWaiting, 'operation');
+  const operationNames = new Set<string>([...inFlight.keys(), ...waiting.keys()]);
+  for (const sample of after.samples) {
+    if ((sample.name === names.requests || sample.name === names.queueRejected) && sample.labels.operation !== undefined) operationNames.add(sample.labels.operation);
+  }
+  const queued = (name: string) => inFlight.has(name) || waiting.has(name) || rejected.has(name);
+  const operations: OperationRow[] = [...operationNames].sort().map((name) => ({
+    name,
+    requestRate: rate(requests.get(name)),
+    inFlight: inFlight.get(name) ?? null,
+    waiting: waiting.get(name) ?? null,
+    rejectedRate: queued(name) ? rate(rejected.get(name)) : null,
+  }));
+
+  return {
+    windowSeconds: windowed ? seconds : 0,
+    requestRate: rate(sum(increase(names.requests, () => ''))),
+    partialRate: rate(sum(increase(names.partialResponses, () => ''))),
+    subgraphs,
+    operations,
+  };
+}
+
+/**
+ * The SVG path of a sparkline: the newest value at the right edge, one step per read to the left,
+ * `capacity` points across the width. The scale runs from 0 to the larger of `top` and the highest
+ * value, so a quiet series stays flat instead of magnifying noise. Missing values (null) break the line.
+ */
+export function sparklinePath(values: (number | null)[], capacity: number, width: number, height: number, top = 0): string {
+  const step = width / Math.max(1, capacity - 1);
+  let max = top;
+  for (const value of values) if (value !== null && Number.isFinite(value) && value > max) max = value;
+  const parts: string[] = [];
+  let drawing = false;
+  const shown = values.slice(-capacity);
+  shown.forEach((value, index) => {
+    if (value === null || !Number.isFinite(value)) {
+      drawing = false;
+      return;
+    }
+    const x = width - (shown.length - 1 - index) * step;
+    const y = max > 0 ? height - (Math.max(0, value) / max) * height : height;
+    parts.push(`${drawing ? 'L' : 'M'}${Math.round(x * 10) / 10} ${Math.round(y * 10) / 10}`);
+    drawing = true;
+  });
+  return parts.join(' ');
+}
+
+export function formatRate(value: number | null): string {
+  if (value === null) return '–';
+  if (value >= 1000) return `${(value / 1000).toFixed(1)}k/s`;
+  if (value >= 10) return `${Math.round(value)}/s`;
+  return `${value.toFixed(1)}/s`;
+}
+
+export function formatPercent(fraction: number | null): string {
+  if (fraction === null) return '–';
+  if (fraction === 0) return '0%';
+  if (fraction < 0.001) return '<0.1%';
+  if (fraction < 0.1) return `${(fraction * 100).toFixed(1)}%`;
+  return `${Math.round(fraction * 100)}%`;
+}
+
+export function formatSeconds(seconds: number | null): string {
+  if (seconds === null) return '–';
+  if (seconds >= 1) return `${seconds.toFixed(2)} s`;
+  const ms = seconds * 1000;
+  if (ms < 10) return `${ms.toFixed(1)} ms`;
+  return `${Math.round(ms)} ms`;
+}
+
+export function formatCount(value: number | null): string {
+  return value === null ? '–' : String(Math.round(value));
+}
+
+/**
+ * The page's loop, in the browser:
+ * 1. Read the metrics endpoint, then schedule the next read `pollMs` after this one ends (reads never
+ *    overlap, and a slow router is not piled on).
+ * 2. Keep the reads of the last `windowMs`; the oldest of them and the newest give the view.
+ * 3. Append each number to its sparkline series and redraw the rows in place (rows are created once
+ *    per subgraph or operation; label values, which clients choose, only ever go in as text).
+ * 4. A failed read (network error, non-2xx, timeout) turns the status line into an error that says
+ *    what failed and when the numbers shown were last fresh, and greys them out until a read succeeds.
+ */
+export function runDashboard(settings: DashboardSettings): void {
+  const SVG = 'http://www.w3.org/2000/svg';
+  const WIDTH = 120;
+  const HEIGHT = 28;
+  const wanted = new Set<string>(Object.values(settings.names));
+  wanted.add(`${settings.names.subgraphDuration}_bucket`);
+  let history: Snapshot[] = [];
+  let lastGood: Date | undefined;
+  const series = new Map<string, (number | null)[]>();
+  const rows = new Map<string, any>();
+  const status = document.getElementById('status');
+  const originalTitle = document.title;
+
+  function element(tag: string, className?: string, text?: string): any {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function record(key: string, value: number | null): (number | null)[] {
+    let values = series.get(key);
+    if (!values) series.set(key, (values = []));
+    values.push(value);
+    if (values.length > settings.points) values.splice(0, values.length - settings.points);
+    return values;
+  }
+
+  /** A number and a sparkline of one or more series (drawn on one scale), appended to `cell`. */
+  function chartIn(cell: any, label: string): any {
+    const value = element('span', 'value', '–');
+    const svg = document.createElementNS(SVG, 'svg');
+    svg.setAttribute('viewBox', `0 0 ${WIDTH} ${HEIGHT}`);
+    svg.setAttribute('preserveAspectRatio', 'none');
+    svg.setAttribute('class', 'spark');
+    svg.setAttribute('role', 'img');
+    svg.setAttribute('aria-label', label);
+    cell.append(value, svg);
+    return { cell, value, svg };
+  }
+
+  function chartCell(label: string, className = 'chart'): any {
+    return chartIn(element('td', className), label);
+  }
+
+  function draw(chart: any, text: string, lines: (number | null)[][], top: number, alarm = false): void {
+    chart.value.textContent = text;
+    chart.cell.classList.toggle('alarm', alarm);
+    let highest = top;
+    for (const line of lines) for (const v of line) if (v !== null && v > highest) highest = v;
+    const paths = lines.map((line, index) => {
+      const path = document.createElementNS(SVG, 'path');
+      path.setAttribute('d', sparklinePath(line, settings.points, WIDTH, HEIGHT - 1, highest));
+      path.setAttribute('class', `line line-${index}`);
+      return path;
+    });
+    chart.svg.replaceChildren(...paths);
+  }
+
+  function rowFor(kind: string, name: string, body: any, build: (tr: any) => any): any {
+    // JSON keeps keys apart whatever a client named its operation: `[kind, name]` is never a prefix of another.
+    const key = JSON.stringify([kind, name]);
+    let row = rows.get(key);
+    if (!row) {
+      const tr = element('tr');
+      tr.dataset.name = name;
+      const th = element('th', 'name', name);
+      th.scope = 'row';
+      tr.append(th);
+      row = { tr, seen: true, ...build(tr) };
+      rows.set(key, row);
+    }
+    row.seen = true;
+    body.append(row.tr);
+    return row;
+  }
+
+  function renderSubgraphs(view: DashboardView): void {
+    const body = document.querySelector('#subgraphs tbody');
+    for (const subgraph of view.subgraphs) {
+      const row = rowFor('subgraph', subgraph.name, body, (tr) => {
+        const circuit = element('td', 'circuit');
+        const badge = element('span', 'badge');
+        circuit.append(badge);
+        const rate = chartCell(`requests per second to ${subgraph.name}`);
+        const errors = chartCell(`error share of calls to ${subgraph.name}`);
+        const latency = chartCell(`p50 and p99 latency of ${subgraph.name}`, 'chart latency');
+        tr.append(circuit, rate.cell, errors.cell, latency.cell);
+        return { badge, rate, errors, latency };
+      });
+      const prefix = `${JSON.stringify(['subgraph', subgraph.name])}:`;
+      row.badge.textContent = subgraph.circuit;
+      row.badge.dataset.state = subgraph.circuit;
+      row.tr.dataset.circuit = subgraph.circuit;
+      draw(row.rate, formatRate(subgraph.requestRate), [record(`${prefix}rate`, subgraph.requestRate)], 1);
+      draw(row.errors, formatPercent(subgraph.errorRate), [record(`${prefix}errors`, subgraph.errorRate)], 0.1, (subgraph.errorRate ?? 0) > 0);
+      draw(
+        row.latency,
+        `${formatSeconds(subgraph.p50)} / ${formatSeconds(subgraph.p99)}`,
+        [record(`${prefix}p50`, subgraph.p50), record(`${prefix}p99`, subgraph.p99)],
+        0.01,
+      );
+    }
+    document.getElementById('subgraphs-empty').hidden = view.subgraphs.length > 0;
+  }
+
+  function renderOperations(view: DashboardView): void {
+    const body = document.querySelector('#operations tbody');
+    for (const operation of view.operations) {
+      const row = rowFor('operation', operation.name, body, (tr) => {
+        const rate = chartCell(`requests per second of ${operation.name}`);
+        const inFlight = chartCell(`requests in flight of ${operation.name}`);
+        const waiting = chartCell(`requests waiting in the queue of ${operation.name}`);
+        const rejected = chartCell(`queue refusals per second of ${operation.name}`);
+        tr.append(rate.cell, inFlight.cell, waiting.cell, rejected.cell);
+        return { rate, inFlight, waiting, rejected };
+      });
+      const prefix = `${JSON.stringify(['operation', operation.name])}:`;
+      draw(row.rate, formatRate(operation.requestRate), [record(`${prefix}rate`, operation.requestRate)], 1);
+      draw(row.inFlight, formatCount(operation.inFlight), [record(`${prefix}inflight`, operation.inFlight)], 1);
+      draw(row.waiting, formatCount(operation.waiting), [record(`${prefix}waiting`, operation.waiting)], 1, (operation.waiting ?? 0) > 0);
+      draw(row.rejected, formatRate(operation.rejectedRate), [record(`${prefix}rejected`, operation.rejectedRate)], 1, (operation.rejectedRate ?? 0) > 0);
+    }
+    document.getElementById('operations-empty').hidden = view.operations.length > 0;
+  }
+
+  const cards = new Map<string, any>();
+  function renderCard(id: string, label: string, text: string, value: number | null, alarm = false): void {
+    let chart = cards.get(id);
+    if (!chart) cards.set(id, (chart = chartIn(document.getElementById(id), label)));
+    draw(chart, text, [record(`${JSON.stringify(['card', id])}:`, value)], 1, alarm);
+  }
+
+  function render(view: DashboardView): void {
+    for (const row of rows.values()) row.seen = false;
+    renderCard('requests', 'requests per second at the router', formatRate(view.requestRate), view.requestRate);
+    renderCard('partial', 'partial responses per second', formatRate(view.partialRate), view.partialRate, (view.partialRate ?? 0) > 0);
+    renderSubgraphs(view);
+    renderOperations(view);
+    // A subgraph or operation that left the metrics (a new router process behind the address) leaves the page too.
+    for (const [key, row] of rows) {
+      if (row.seen) continue;
+      row.tr.remove();
+      rows.delete(key);
+      for (const name of series.keys()) if (name.startsWith(`${key}:`)) series.delete(name);
+    }
+  }
+
+  function showStatus(state: 'live' | 'error', text: string): void {
+    document.body.dataset.state = state;
+    status.dataset.state = state;
+    status.textContent = text;
+    document.title = state === 'error' ? `${originalTitle} (metrics unreachable)` : originalTitle;
+  }
+
+  async function poll(): Promise<void> {
+    try {
+      const response = await fetch(settings.metricsUrl, { cache: 'no-store', headers: { accept: 'text/plain' }, signal: AbortSignal.timeout(Math.max(3000, settings.pollMs * 2)) });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const samples = parsePrometheus(await response.text()).filter((sample) => wanted.has(sample.name));
+      const now: Snapshot = { at: performance.now(), samples };
+      history = history.filter((snapshot) => now.at - snapshot.at <= settings.windowMs);
+      render(computeView(history[0], now, settings.names));
+      history.push(now);
+      lastGood = new Date();
+      const span = history.length > 1 ? `rates over the last ${Math.round((now.at - history[0].at) / 1000)} s` : 'rates from the next read on';
+      showStatus('live', `Live · updated ${lastGood.toLocaleTimeString()} · ${span}`);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const since = lastGood ? `numbers shown are from ${lastGood.toLocaleTimeString()}` : 'nothing read yet';
+      showStatus('error', `Cannot read ${settings.metricsUrl} (${reason}): ${since}; retrying every ${settings.pollMs / 1000} s.`);
+    } finally {
+      setTimeout(poll, settings.pollMs);
+    }
+  }
+
+  void poll();
+}
+
+/** The functions the page embeds, in the order their source is written into its script. */
+export const DASHBOARD_FUNCTIONS = [
+  parsePrometheus,
+  seriesKey,
+  counterIncrease,
+  gaugeBy,
+  quantileFromBuckets,
+  circuitLabel,
+  computeView,
+  sparklinePath,
+  formatRate,
+  formatPercent,
+  formatSeconds,
+  formatCount,
+  runDashboard,
+] as const;

@@ -1,0 +1,179 @@
+// Request identity, the request's trace (server span, GraphQL phases) and one access log line per request.
+import { randomUUID } from 'node:crypto';
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
+import { getOperationAST, type ExecutionResult } from 'graphql';
+import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { requestScopeOf } from '../resilience/request-scope.js';
+import { refusalCodeOf } from './http-error-response.js';
+import type { Logger } from '../telemetry/logger.js';
+import { attachRequestTelemetry, linkRequestTelemetry, requestTelemetryOf, type RequestTelemetry } from '../telemetry/request-telemetry.js';
+import { extractTraceContext, SPAN_ATTRIBUTE, type Tracing } from '../telemetry/tracing.js';
+
+export interface TelemetryOptions {
+  logger: Logger;
+  /** Absent: tracing is off (no span is created; a caller's trace headers are still forwarded to subgraphs). */
+  tracing?: Tracing;
+  /** Path of the GraphQL endpoint; other paths (metrics, health, dashboard) get no request id, span or access line. Default `/graphql`. */
+  endpoint?: string;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
+
+/** What the access line needs beyond the shared telemetry. */
+interface AccessRecord {
+  telemetry: RequestTelemetry;
+  contextValue?: object;
+  errorCodes?: string[];
+  complete?: boolean;
+}
+
+/**
+ * Runs first on the GraphQL endpoint:
+ * 1. Request id (the client's `x-request-id` when sane, else a UUID; echoed as `x-request-id`).
+ * 2. Tracing on: a SERVER span continuing the caller's `traceparent`; parse, validate and execute
+ *    (`@envelop/opentelemetry`) become its children, and the subgraph attempts children of execute.
+ *    Tracing off: the caller's trace headers are kept so the subgraph calls carry them unchanged.
+ * 3. When the response leaves: the span ends with the status, and one JSON access line is logged
+ *    with request id, trace id, operation, status, duration, subgraphs called, completeness.
+ */
+export function useTelemetry(options: TelemetryOptions): Plugin[] {
+  const { logger, tracing } = options;
+  const endpoint = options.endpoint ?? '/graphql';
+  const tracer = tracing?.tracer;
+  const records = new WeakMap<Request, AccessRecord>();
+  const accessLog = logger.isLevelEnabled('info');
+
+  const identity: Plugin = {
+    onRequest({ request, url }) {
+      if (url.pathname !== endpoint) return;
+      const incoming = request.headers.get('x-request-id');
+      const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+      let telemetry: RequestTelemetry;
+      if (tracer) {
+        const parent = extractTraceContext(request.headers);
+        const span = tracer.startSpan(
+          `${request.method} ${url.pathname}`,
+          { kind: SpanKind.SERVER, attributes: { [SPAN_ATTRIBUTE.httpMethod]: request.method, [SPAN_ATTRIBUTE.urlPath]: url.pathname, [SPAN_ATTRIBUTE.requestId]: requestId } },
+          parent,
+        );
+        telemetry = { requestId, traceId: span.spanContext().traceId, span, traceContext: trace.setSpan(parent, span), operationName: null, started: performance.now() };
+      } else {
+        const traceparent = request.headers.get('traceparent');
+        const match = traceparent ? TRACEPARENT.exec(traceparent) : null;
+        let forwarded: Record<string, string> | undefined;
+        if (match) {
+          forwarded = { traceparent: traceparent! };
+          const tracestate = request.headers.get('tracestate');
+          if (tracestate) forwarded.tracestate = tracestate;
+        }
+        telemetry = { requestId, traceId: match ? match[1]! : null, forwardedTraceHeaders: forwarded, operationName: null, started: performance.now() };
+      }
+      attachRequestTelemetry(request, telemetry);
+      records.set(request, { telemetry });
+    },
+    onParams({ request, params }) {
+      const record = records.get(request);
+      if (record && params.operationName) record.telemetry.operationName = params.operationName;
+    },
+    onParse: tracer
+      ? ({ context }) => {
+          const span = phaseSpan(context, 'graphql.parse');
+          return span ? ({ result }) => endPhase(span, result instanceof Error ? result.message : undefined) : undefined;
+        }
+      : undefined,
+    onValidate: tracer
+      ? ({ context }) => {
+          const span = phaseSpan(context, 'graphql.validate');
+          return span ? ({ valid }) => endPhase(span, valid ? undefined : 'invalid document') : undefined;
+        }
+      : undefined,
+    onExecute({ args }) {
+      const request = (args.contextValue as Partial<YogaInitialContext>).request;
+      const record = request && records.get(request);
+      if (!record) return;
+      const { telemetry } = record;
+      record.contextValue = args.contextValue as object;
+      linkRequestTelemetry(args.contextValue as object, telemetry);
+      const operation = getOperationAST(args.document, args.operationName);
+      telemetry.operationName ??= operation?.name?.value ?? null;
+      if (telemetry.span && telemetry.traceContext) {
+        if (telemetry.operationName) telemetry.span.setAttribute(SPAN_ATTRIBUTE.operationName, telemetry.operationName);
+        if (operation) telemetry.span.setAttribute(SPAN_ATTRIBUTE.operationType, operation.operation);
+        // The execute span of @envelop/opentelemetry (next plugin) starts under the request span.
+        setCurrentOtelContext(args.contextValue, telemetry.traceContext);
+      }
+    },
+    onExecutionResult({ request, result }) {
+      const record = records.get(request);
+      if (!record || Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
+      const single = result as ExecutionResult;
+      record.errorCodes = single.errors?.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
+      const completeness = single.extensions?.completeness as { complete?: boolean } | undefined;
+      record.complete = completeness?.complete ?? !single.errors?.length;
+    },
+    onResponse({ request, response }) {
+      const record = records.get(request);
+      if (!record) return;
+      records.delete(request);
+      const { telemetry } = record;
+      response.headers.set('x-request-id', telemetry.requestId);
+      const status = response.status;
+      const complete = status < 400 && (record.complete ?? true);
+      const span = telemetry.span;
+      if (span) {
+        span.setAttribute(SPAN_ATTRIBUTE.httpStatus, status);
+        span.setAttribute(SPAN_ATTRIBUTE.complete, complete);
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
+        span.end();
+      }
+      if (accessLog) {
+        logger.info(
+          {
+            requestId: telemetry.requestId,
+            traceId: telemetry.traceId,
+            method: request.method,
+            operation: telemetry.operationName,
+            status,
+            durationMs: Math.round((performance.now() - telemetry.started) * 10) / 10,
+            subgraphs: [...(requestScopeOf(record.contextValue)?.subgraphsCalled ?? [])],
+            complete,
+            errorCodes: errorCodesOf(record, response),
+          },
+          'request',
+        );
+      }
+    },
+  };
+
+  function phaseSpan(context: unknown, name: string): Span | undefined {
+    const request = (context as Partial<YogaInitialContext>).request;
+    const telemetry = request && requestTelemetryOf(request);
+    if (!tracer || !telemetry?.traceContext) return undefined;
+    return tracer.startSpan(name, { kind: SpanKind.INTERNAL }, telemetry.traceContext);
+  }
+
+  if (!tracing) return [identity];
+  // The execute span: operation name and type, the document when it holds no inline argument (values
+  // could be personal data), never variables or results.
+  const execution = useOpenTelemetry({ resolvers: false, variables: false, result: false }, tracingProviderOf(tracing), SpanKind.INTERNAL, {}, 'switchyard') as Plugin;
+  return [identity, execution];
+}
+
+/** Distinct error codes of the answer: from its GraphQL result, or the refusal that replaced it. */
+function errorCodesOf(record: AccessRecord, response: Response): string[] | undefined {
+  if (record.errorCodes?.length) return [...new Set(record.errorCodes)];
+  const refusal = refusalCodeOf(response);
+  return refusal ? [refusal] : undefined;
+}
+
+function endPhase(span: Span, error: string | undefined): void {
+  if (error) span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+  span.end();
+}
+
+/** @envelop/opentelemetry asks for a provider; the router's tracer is all it needs from it. */
+function tracingProviderOf(tracing: Tracing) {
+  return { getTracer: () => tracing.tracer };
+}

@@ -1,0 +1,164 @@
+// The ops dashboard as ops see it, in a real headless Chromium: live subgraph and operation rows, the error state, who gets the page.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
+import { setPolicy } from '../../src/registry/policy-store.js';
+import { databaseKind } from '../helpers/database.js';
+import { eventually } from '../helpers/http.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+/** Debian's Chromium (`apt-get install chromium`; .ci/run installs it), driven by playwright-core. */
+const CHROMIUM = '/usr/bin/chromium';
+/** Screenshots land here (git-ignored) for a person to look at. */
+const ARTIFACTS = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+// CI must run the browser test; a machine without Chromium skips it, saying why.
+const browserMissing = !existsSync(CHROMIUM) && !process.env.CI;
+
+const TRAFFIC = /* GraphQL */ `query DashboardTraffic { products(first: 3) { id name reviews { rating } inventory { inStock } } }`;
+const BURST = /* GraphQL */ `query DashboardBurst { products(first: 1) { id } }`;
+const WAIT = { timeout: 15_000 };
+
+describe(`ops dashboard (${databaseKind} database)`, () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const dashboardUrl = (router = stack.router) => router.url.replace(/graphql$/, 'dashboard');
+
+  describe('who gets the page', () => {
+    it('serves a self-contained page outside production: HTML, never cached, a CSP that admits only its own script and style', async () => {
+      const response = await fetch(dashboardUrl());
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp).toMatch(/default-src 'none'/);
+      expect(csp).toMatch(/script-src 'sha256-[\w+/=]+'(;|$)/);
+      expect(csp).not.toContain('unsafe');
+      expect(await response.text()).toContain('<title>Switchyard ops</title>');
+    });
+
+    it('answers 404 in production unless the dashboard setting turns it on', async () => {
+      const production = await stack.startRouter({ nodeEnv: 'production', authMode: 'off' });
+      expect((await fetch(dashboardUrl(production))).status).toBe(404);
+      expect((await fetch(production.url.replace(/graphql$/, 'metrics'))).status).toBe(200);
+      const enabled = await stack.startRouter({ nodeEnv: 'production', authMode: 'off', dashboard: true });
+      expect((await fetch(dashboardUrl(enabled))).status).toBe(200);
+      await Promise.all([production.close(), enabled.close()]);
+    });
+  });
+
+  describe.skipIf(browserMissing)(`in a headless browser${browserMissing ? ` (skipped: no ${CHROMIUM}; apt-get install -y chromium)` : ''}`, () => {
+    let userDataDir: string;
+    let context: BrowserContext;
+    let page: Page;
+    /** Console errors and uncaught exceptions: a CSP violation or a script error shows up here. */
+    const pageErrors: string[] = [];
+
+    beforeAll(async () => {
+      expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium`).toBe(true);
+      // The queue gauges exist only for operations with a capacity.
+      await setPolicy(stack.db, 'DashboardBurst', { maxConcurrency: 1, queueLength: 3, maxWaitMs: 10_000 });
+      await eventually(() => stack.router.policies.resolve('DashboardBurst').maxConcurrency === 1, { what: 'the DashboardBurst policy to reach the router' });
+      userDataDir = await mkdtemp(path.join(tmpdir(), 'switchyard-chromium-'));
+      context = await chromium.launchPersistentContext(userDataDir, {
+        executablePath: CHROMIUM,
+        headless: true,
+        viewport: { width: 1280, height: 860 },
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      });
+      page = context.pages()[0] ?? (await context.newPage());
+      page.on('console', (message) => {
+        if (message.type() === 'error') pageErrors.push(message.text());
+      });
+      page.on('pageerror', (error) => pageErrors.push(String(error)));
+      await page.goto(dashboardUrl());
+    }, 60_000);
+
+    afterAll(async () => {
+      await context?.close();
+      if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+      for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
+    });
+
+    const row = (table: 'subgraphs' | 'operations', name: string): Locator =>
+      page.locator(`#${table} tbody tr`).filter({ has: page.getByRole('rowheader', { name, exact: true }) });
+    /** A cell of a row once its text matches `pattern` (waits for the page's next reads). */
+    const cellOnce = async (table: 'subgraphs' | 'operations', name: string, column: number, pattern: RegExp): Promise<string> => {
+      const cell = row(table, name).locator('td').nth(column).filter({ hasText: pattern });
+      await cell.waitFor(WAIT);
+      return cell.innerText();
+    };
+    // Columns after the row header. Subgraphs: circuit, calls, errors, latency. Operations: requests, in flight, waiting, rejected.
+    const NONZERO = /[1-9]/;
+
+    it('goes live and lists every subgraph with its circuit state', async () => {
+      await page.getByRole('status').filter({ hasText: /^Live/ }).waitFor(WAIT);
+      for (const name of ['product', 'reviews', 'inventory']) expect(await cellOnce('subgraphs', name, 0, /./)).toBe('closed');
+      expect(await page.title()).toBe('Switchyard ops');
+      expect(pageErrors).toEqual([]);
+    });
+
+    it('shows each subgraph’s call rate, error share and p50/p99 latency once traffic flows', async () => {
+      // Half of inventory's answers fail: its row shows errors, and the responses missing it count as partial.
+      stack.subgraphs.inventory.subgraph.faults.set({ errorRate: 0.5 });
+      for (let i = 0; i < 20; i++) await stack.query(TRAFFIC);
+      stack.subgraphs.inventory.subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
+      for (const name of ['product', 'reviews', 'inventory']) {
+        expect(await cellOnce('subgraphs', name, 1, NONZERO)).toMatch(/^\d+(\.\d)?k?\/s$/);
+        expect(await cellOnce('subgraphs', name, 3, /ms/)).toMatch(/^[\d.]+ m?s \/ [\d.]+ m?s$/);
+      }
+      expect(await cellOnce('subgraphs', 'inventory', 2, NONZERO)).toMatch(/%$/);
+      expect(await cellOnce('subgraphs', 'product', 2, /%/)).toBe('0%');
+      expect(await cellOnce('operations', 'DashboardTraffic', 0, NONZERO)).toMatch(/\/s$/);
+      await page.locator('#requests').filter({ hasText: NONZERO }).waitFor(WAIT);
+      await page.locator('#partial').filter({ hasText: NONZERO }).waitFor(WAIT);
+      expect(await page.locator('#subgraphs .spark path').count()).toBeGreaterThanOrEqual(12);
+      expect(pageErrors).toEqual([]);
+    });
+
+    it('shows an operation queue filling up: in flight, waiting, and the requests it turned away', async () => {
+      // Capacity 1 and room for 3: six requests at once leave one running, three waiting, two refused.
+      stack.subgraphs.product.subgraph.faults.set({ latencyMs: 700 });
+      const burst = Promise.all(Array.from({ length: 6 }, () => stack.query(BURST)));
+      try {
+        // Both from one read of the page: a row where something waits behind the one running request.
+        const busy = row('operations', 'DashboardBurst').filter({ has: page.locator('td:nth-of-type(3)', { hasText: NONZERO }) });
+        await busy.waitFor(WAIT);
+        const [inFlight, waiting] = await Promise.all([busy.locator('td').nth(1).innerText(), busy.locator('td').nth(2).innerText()]);
+        expect(Number(inFlight)).toBe(1);
+        expect(Number(waiting)).toBeGreaterThanOrEqual(1);
+        await mkdir(ARTIFACTS, { recursive: true });
+        await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true });
+      } finally {
+        const answers = await burst;
+        stack.subgraphs.product.subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
+        expect(answers.filter((a) => a.body.errors?.[0]?.extensions?.code === 'QUEUE_FULL')).toHaveLength(2);
+      }
+      expect(await cellOnce('operations', 'DashboardBurst', 3, NONZERO)).toMatch(/\/s$/);
+      expect(await cellOnce('operations', 'DashboardBurst', 2, /^0$/)).toBe('0');
+      expect(pageErrors).toEqual([]);
+    }, 60_000);
+
+    it('says so, and greys the numbers out, when /metrics stops answering', async () => {
+      await stack.router.close();
+      const status = page.getByRole('status').filter({ hasText: /Cannot read \/metrics/ });
+      await status.waitFor(WAIT);
+      expect(await status.innerText()).toMatch(/numbers shown are from .+; retrying every 1 s/);
+      expect(await page.locator('body').getAttribute('data-state')).toBe('error');
+      expect(await page.title()).toBe('Switchyard ops (metrics unreachable)');
+      // The last numbers stay visible (greyed out): ops still see what the router looked like.
+      expect(await row('subgraphs', 'product').count()).toBe(1);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-unreachable.png'), fullPage: true });
+    });
+  });
+});
