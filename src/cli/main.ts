@@ -105,6 +105,7 @@ export function buildProgram(): Command {
         `  router      ${demo.router.url}${config.graphiql ? '  (open it in a browser for GraphiQL)' : ''}`,
         ...demo.subgraphs.map((s) => `  ${s.name.padEnd(10)}  ${s.url}`),
         `  metrics     ${demo.router.url.replace(/\/graphql$/, '/metrics')}`,
+        ...(config.dashboard ? [`  dashboard   ${demo.router.url.replace(/\/graphql$/, '/dashboard')}  (live charts for ops)`] : []),
         '',
         'Try:',
         `  curl -s ${demo.router.url} -H 'content-type: application/json' \\`,
