@@ -71,9 +71,12 @@ describe('admin: fault switch', () => {
 });
 
 describe('admin: stats', () => {
-  it('counts requests, GraphQL requests and data-source calls, and resets them', async () => {
+  it('counts requests, GraphQL requests and data-source calls, keeps the traceparent it got, and resets them', async () => {
     const running = await pool.start(createProductSubgraph({ env: {} }));
-    await postGraphql(running.url, PRODUCT_QUERY);
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    await postGraphql(running.url, PRODUCT_QUERY, undefined, {
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', traceparent },
+    });
     await fetch(`${baseUrl(running)}/healthz`);
     expect(await readStats(running)).toEqual({
       requests: 3, // the query, the health check and this read
@@ -83,9 +86,10 @@ describe('admin: stats', () => {
       aborted: 0,
       unauthorized: 0,
       inFlight: 0,
+      traceparents: [traceparent],
     });
     const reset = await fetch(`${baseUrl(running)}/admin/stats/reset`, { method: 'POST' });
-    expect(await reset.json()).toEqual({ requests: 0, graphqlRequests: 0, entityRequests: 0, dataSourceCalls: { productsById: 0 }, aborted: 0, unauthorized: 0, inFlight: 0 });
+    expect(await reset.json()).toEqual({ requests: 0, graphqlRequests: 0, entityRequests: 0, dataSourceCalls: { productsById: 0 }, aborted: 0, unauthorized: 0, inFlight: 0, traceparents: [] });
   });
 });
 
