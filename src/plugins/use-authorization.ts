@@ -2,7 +2,7 @@
 import type { Plugin } from 'graphql-yoga';
 import { clientError } from '../errors/client-error.js';
 import type { GraphHolder, ServedGraph } from '../gateway/served-graph.js';
-import { DENIED, principalsOf, readRequirements, type Authorizer, type Requirement } from '../security/authorization.js';
+import { DECISION, principalsOf, readRequirements, type Authorizer, type Requirement } from '../security/authorization.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { principalOf } from './use-authentication.js';
 import { parse } from 'graphql';
@@ -15,10 +15,12 @@ export interface AuthorizationOptions {
 
 /**
  * 1. Requirements from the supergraph SDL are read once per served graph.
- * 2. The decision (memoised per document, rule version and principal set) either refuses the request
- *    whole, when the operation or every root field is denied: 403, or 401 for an anonymous caller;
- *    or names the denied coordinates, whose guarded resolvers then yield null with FORBIDDEN at their
- *    path, their nullability deciding what else falls.
+ * 2. The decision (memoised per schema, document, rule version and principal set) either refuses the
+ *    request whole, when the operation or every root field is denied: 403, or 401 for an anonymous
+ *    caller; or names the denied coordinates, whose guarded resolvers then yield null with FORBIDDEN
+ *    at their path, their nullability deciding what else falls.
+ * 3. A decision that denies fields also carries the operation with them pruned (memoised with it);
+ *    the guards delegate with it, so no subgraph is asked for a field the caller may not read.
  */
 export function useAuthorization(options: AuthorizationOptions): Plugin {
   const { graph, authorizer, metrics } = options;
@@ -45,7 +47,7 @@ export function useAuthorization(options: AuthorizationOptions): Plugin {
       }
       if (decision.denied.size > 0) {
         metrics?.forbidden.inc({ scope: 'field' });
-        (args.contextValue as unknown as Record<symbol, unknown>)[DENIED] = decision.denied;
+        (args.contextValue as unknown as Record<symbol, unknown>)[DECISION] = decision;
       }
     },
   };

@@ -1,7 +1,8 @@
 // Authorization decisions: table rules (principal → coordinate) and @authenticated / @requiresScopes, once per document and principal set.
-import { Kind, TypeInfo, defaultFieldResolver, getNamedType, isObjectType, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema, getOperationAST } from 'graphql';
+import { Kind, TypeInfo, defaultFieldResolver, getNamedType, isAbstractType, isObjectType, visit, visitWithTypeInfo, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, getOperationAST } from 'graphql';
 import type { PermissionBook } from '../registry/permission-store.js';
 import type { Principal } from './authenticate.js';
+import { delegationInfo, pruneDenied, type PrunedOperation } from './prune-denied.js';
 
 /** What a field or type demands of the caller, from the subgraphs' SDL. */
 export interface Requirement {
@@ -65,6 +66,8 @@ export interface Decision {
   denied: ReadonlySet<string>;
   /** Every root field is denied, or the operation itself is: the request is refused whole (401/403). */
   refused: boolean;
+  /** The operation without its denied selections, as the guards hand it to delegation; absent when nothing is pruned. */
+  pruned?: PrunedOperation;
 }
 
 const ALLOWED: Decision = { denied: new Set(), refused: false };
@@ -77,18 +80,24 @@ export interface AuthorizerOptions {
 
 /**
  * 1. The fields a document reads (their coordinates, return types, whether at the root) are listed
- *    once per document and schema.
- * 2. A decision is computed once per document, schema, rule version and principal set, and memoised.
+ *    once per document and schema; a field selected on an interface counts as read on each of its
+ *    object types too.
+ * 2. A decision is computed once per schema, document, operation, rule version and principal set,
+ *    and memoised (at most 256 per document and schema). The schema is part of the key because a
+ *    swap can change the SDL's requirements while clients keep sending the same (cached) document.
  * 3. A coordinate with table rules needs one of their principals; one without follows the default
  *    (`closed` applies to root fields: entry points must be granted). `@authenticated` and
  *    `@requiresScopes` on the field, or on the type it returns, must hold as well.
  * 4. `operation:Name` rules guard a whole operation.
+ * 5. A decision that denies fields without refusing the request carries the operation with those
+ *    fields pruned (see prune-denied.ts), computed with it and memoised with it: no subgraph is asked
+ *    for them, and a request pays for pruning only the first time its document meets its principals.
  */
 export class Authorizer {
   readonly #book: PermissionBook;
   readonly #defaultPolicy: 'open' | 'closed';
   readonly #uses = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, FieldUse[]>>();
-  readonly #decisions = new WeakMap<DocumentNode, Map<string, Decision>>();
+  readonly #decisions = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, Decision>>>();
 
   constructor(options: AuthorizerOptions) {
     this.#book = options.book;
@@ -112,6 +121,15 @@ export class Authorizer {
           if (!parent || !field || field.name.startsWith('__')) return;
           const coordinate = `${parent.name}.${field.name}`;
           if (!found.has(coordinate)) found.set(coordinate, { coordinate, returnType: getNamedType(field.type).name, root: roots.has(parent.name) });
+          if (!isAbstractType(parent)) return;
+          // Selected on an interface, the field is read from whichever object type the value turns out
+          // to be: each one's rules and requirements apply, or `{ node { secret } }` would bypass a rule
+          // on `Product.secret` (the guards sit on object types).
+          for (const type of schema.getPossibleTypes(parent)) {
+            const own = type.getFields()[field.name];
+            const concrete = `${type.name}.${field.name}`;
+            if (own && !found.has(concrete)) found.set(concrete, { coordinate: concrete, returnType: getNamedType(own.type).name, root: false });
+          }
         },
       }),
     );
@@ -122,8 +140,10 @@ export class Authorizer {
 
   decide(schema: GraphQLSchema, requirements: ReadonlyMap<string, Requirement>, document: DocumentNode, operationName: string | null | undefined, principals: ReadonlySet<string>): Decision {
     const key = `${this.#book.version}|${operationName ?? ''}|${[...principals].sort().join(' ')}`;
-    let perDocument = this.#decisions.get(document);
-    if (!perDocument) this.#decisions.set(document, (perDocument = new Map()));
+    let bySchema = this.#decisions.get(schema);
+    if (!bySchema) this.#decisions.set(schema, (bySchema = new WeakMap()));
+    let perDocument = bySchema.get(document);
+    if (!perDocument) bySchema.set(document, (perDocument = new Map()));
     const cached = perDocument.get(key);
     if (cached) return cached;
     const decision = this.#decide(schema, requirements, document, operationName, principals);
@@ -157,18 +177,29 @@ export class Authorizer {
       }
     }
     if (denied.size === 0) return ALLOWED;
-    return { denied, refused: roots > 0 && deniedRoots === roots };
+    const refused = roots > 0 && deniedRoots === roots;
+    if (refused || !operation) return { denied, refused };
+    const fragments = document.definitions.filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION);
+    return { denied, refused, pruned: pruneDenied(schema, operation, fragments, denied) };
   }
 }
 
-/** Where the per-request denied set lives on the GraphQL context (a property read per guarded field: cheaper than a WeakMap). */
-export const DENIED = Symbol.for('switchyard.denied');
+/**
+ * Where a request's decision lives on the GraphQL context, set only when it denies something (a
+ * property read per guarded field: cheaper than a WeakMap).
+ */
+export const DECISION = Symbol.for('switchyard.authorization-decision');
 
 /**
- * Wraps every field resolver of the schema with a guard: when the request's decision denies the
- * field's coordinate, the resolver throws `makeError(coordinate)` instead of running (no delegation,
- * so no subgraph call for a denied root field). graphql-js then puts null at the path and bubbles it
- * to the nearest nullable parent. Done once per built schema.
+ * Wraps every field resolver of the schema with a guard. Done once per built schema.
+ *
+ * 1. A request whose decision denies nothing costs one property read per field.
+ * 2. When the decision denies the field's coordinate, the resolver throws `makeError(coordinate)`
+ *    instead of running; graphql-js puts null at the path (at every index of a list) and bubbles it
+ *    to the nearest nullable parent.
+ * 3. Any other resolver runs with the resolve info of the pruned operation where its field nodes
+ *    lead to pruned selections: the stitching layer builds subgraph documents, for root fields and
+ *    for entity look-ups alike, from that info, so no subgraph is ever asked for a denied field.
  */
 export function installGuards(schema: GraphQLSchema, makeError: (coordinate: string) => Error): void {
   for (const type of Object.values(schema.getTypeMap())) {
@@ -176,11 +207,12 @@ export function installGuards(schema: GraphQLSchema, makeError: (coordinate: str
     for (const field of Object.values(type.getFields())) {
       if (field.name.startsWith('__')) continue;
       const coordinate = `${type.name}.${field.name}`;
-      const resolve = field.resolve;
+      const resolve = field.resolve ?? defaultFieldResolver;
       field.resolve = function guardedResolve(source, args, context, info) {
-        const denied = (context as Record<symbol, ReadonlySet<string> | undefined> | undefined)?.[DENIED];
-        if (denied?.has(coordinate)) throw makeError(coordinate);
-        return (resolve ?? defaultFieldResolver)(source, args, context, info);
+        const decision = (context as Record<symbol, Decision | undefined> | undefined)?.[DECISION];
+        if (decision === undefined) return resolve(source, args, context, info);
+        if (decision.denied.has(coordinate)) throw makeError(coordinate);
+        return resolve(source, args, context, decision.pruned ? delegationInfo(info, decision.pruned) : info);
       };
     }
   }

@@ -1,6 +1,7 @@
-// Router signing keys kept in the database (table `signing_keys`, shared by every router) and the in-memory KeyRing that signs and verifies with them.
+// Router signing keys: generated here, kept in the database (src/registry/signing-key-store.ts), and the in-memory KeyRing that signs and verifies with them.
 import { calculateJwkThumbprint, errors, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JSONWebKeySet, type JWK, type JWSHeaderParameters } from 'jose';
 import type { Database, Queryable } from '../registry/database.js';
+import { activeSigningKey, insertSigningKeyUnlessActive, publishedSigningKeys, rotateSigningKey, type SigningKeyRow } from '../registry/signing-key-store.js';
 
 /**
  * What a key signs. Each purpose has its own keys, so a token of one kind can never verify as the other:
@@ -54,17 +55,10 @@ export interface RotateKeysOptions {
   retireAfterMs?: number;
 }
 
-/** Any 64-bit constant unique to us (see migrate.ts, subgraph-store.ts): key creation and rotation serialise on it. */
-const SIGNING_KEY_LOCK = 7_428_113_910;
-
-interface KeyRow {
-  kid: string;
+/** A stored key whose `purpose` and `alg` the table's checks limit to ours. */
+interface KeyRow extends SigningKeyRow {
   purpose: KeyPurpose;
   alg: SigningAlgorithm;
-  private_jwk: JWK | null;
-  public_jwk: JWK;
-  created_at: Date;
-  not_after: Date | null;
 }
 
 function assertPurpose(purpose: string): asserts purpose is KeyPurpose {
@@ -93,19 +87,6 @@ async function generateKey(purpose: KeyPurpose, alg: SigningAlgorithm) {
   };
 }
 
-async function selectActive(db: Queryable, purpose: KeyPurpose): Promise<KeyRow | undefined> {
-  const { rows } = await db.query<KeyRow>('select * from signing_keys where purpose = $1 and not_after is null', [purpose]);
-  return rows[0];
-}
-
-async function insertKey(db: Queryable, key: Awaited<ReturnType<typeof generateKey>>): Promise<KeyRow> {
-  const { rows } = await db.query<KeyRow>(
-    'insert into signing_keys (kid, purpose, alg, private_jwk, public_jwk) values ($1, $2, $3, $4, $5) returning *',
-    [key.kid, key.purpose, key.alg, JSON.stringify(key.privateJwk), JSON.stringify(key.publicJwk)],
-  );
-  return rows[0];
-}
-
 async function toSigningKey(row: KeyRow): Promise<SigningKey> {
   if (!row.private_jwk) throw new Error(`signing key ${row.kid} has no private key`);
   // Stored JWKs carry `ext: true` from the export; the imported key must not be extractable again.
@@ -119,25 +100,18 @@ async function toSigningKey(row: KeyRow): Promise<SigningKey> {
  *
  * 1. Read without a lock: the common case (keys exist) costs one query.
  * 2. Otherwise generate a key pair outside any transaction (RSA takes ~0.2 s), then, holding a
- *    transaction-level advisory lock, read again and insert only if still nobody has. Two routers
- *    starting together both end up with the one key the first inserted; the second's is discarded.
- *    The partial unique index on `(purpose) where not_after is null` backs this up in the schema.
+ *    transaction-level advisory lock, read again and insert only if still nobody has (see
+ *    `insertSigningKeyUnlessActive`). Two routers starting together both end up with the one key the
+ *    first inserted; the second's is discarded.
  */
 export async function loadOrCreateKeys(db: Database, purpose: KeyPurpose, options: LoadOrCreateKeysOptions = {}): Promise<SigningKey> {
   assertPurpose(purpose);
   const alg = options.alg ?? DEFAULT_SIGNING_ALGORITHM;
   assertAlgorithm(alg);
-  // A transaction even for this read: the embedded database's socket multiplexer keeps a transaction's
-  // statements together, but can interleave parameterised statements of concurrent connections
-  // outside one (electric-sql/pglite#1046), which is exactly what two routers starting together do.
-  const existing = await db.transaction((tx) => selectActive(tx, purpose));
+  const existing = await activeSigningKey<KeyRow>(db, purpose);
   if (existing) return toSigningKey(existing);
   const fresh = await generateKey(purpose, alg);
-  const row = await db.transaction(async (tx) => {
-    await tx.query('select pg_advisory_xact_lock($1)', [SIGNING_KEY_LOCK]);
-    return (await selectActive(tx, purpose)) ?? (await insertKey(tx, fresh));
-  });
-  return toSigningKey(row);
+  return toSigningKey(await insertSigningKeyUnlessActive<KeyRow>(db, fresh));
 }
 
 /**
@@ -150,32 +124,10 @@ export async function rotateKeys(db: Database, purpose: KeyPurpose, options: Rot
   assertPurpose(purpose);
   const retireAfterMs = options.retireAfterMs ?? DEFAULT_RETIRE_AFTER_MS;
   if (!Number.isFinite(retireAfterMs) || retireAfterMs < 0) throw new TypeError('retireAfterMs must be a non-negative number of milliseconds');
-  const alg = options.alg ?? (await db.transaction((tx) => selectActive(tx, purpose)))?.alg ?? DEFAULT_SIGNING_ALGORITHM;
+  const alg = options.alg ?? (await activeSigningKey<KeyRow>(db, purpose))?.alg ?? DEFAULT_SIGNING_ALGORITHM;
   assertAlgorithm(alg);
   const fresh = await generateKey(purpose, alg);
-  const row = await db.transaction(async (tx) => {
-    await tx.query('select pg_advisory_xact_lock($1)', [SIGNING_KEY_LOCK]);
-    await tx.query(
-      `update signing_keys set not_after = now() + ($2::double precision * interval '1 millisecond')
-        where purpose = $1 and not_after is null`,
-      [purpose, retireAfterMs],
-    );
-    await tx.query('delete from signing_keys where not_after < now()');
-    return insertKey(tx, fresh);
-  });
-  return toSigningKey(row);
-}
-
-/** Rows still published: active keys and retired keys whose `not_after` has not passed. No parameters: one simple-protocol message, safe on the embedded multiplexer. */
-async function selectPublished(db: Queryable): Promise<KeyRow[]> {
-  const { rows } = await db.query<KeyRow>(
-    `select kid, purpose, alg, public_jwk, created_at, not_after,
-            case when not_after is null then private_jwk end as private_jwk
-       from signing_keys
-      where not_after is null or not_after > now()
-      order by created_at desc, kid`,
-  );
-  return rows;
+  return toSigningKey(await rotateSigningKey<KeyRow>(db, fresh, retireAfterMs));
 }
 
 /**
@@ -185,7 +137,7 @@ async function selectPublished(db: Queryable): Promise<KeyRow[]> {
  */
 export async function publicJwks(source: Queryable | KeyRing, purpose?: KeyPurpose): Promise<JSONWebKeySet> {
   if (source instanceof KeyRing) return source.jwks(purpose);
-  const rows = await selectPublished(source);
+  const rows = await publishedSigningKeys<KeyRow>(source);
   return { keys: rows.filter((row) => purpose === undefined || row.purpose === purpose).map((row) => row.public_jwk) };
 }
 
@@ -262,7 +214,7 @@ export class KeyRing {
   /** Re-reads the published keys (one query) and swaps them in. */
   async reload(db: Queryable): Promise<void> {
     const sequence = ++this.#reloads;
-    await this.#apply(await selectPublished(db), sequence);
+    await this.#apply(await publishedSigningKeys<KeyRow>(db), sequence);
   }
 
   async #apply(rows: readonly KeyRow[], sequence: number): Promise<void> {

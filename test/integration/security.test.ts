@@ -164,6 +164,87 @@ describe(`security (${databaseKind} database)`, () => {
     });
   });
 
+  describe('denied fields never reach a subgraph', () => {
+    const callsTo = (name: 'product' | 'reviews' | 'inventory') => stack.subgraphs[name].subgraph.stats.snapshot().graphqlRequests;
+
+    it('a product page without Product.reviews: the reviews subgraph is not called, the rest of the page is complete', async () => {
+      const other = { authorization: `Bearer ${await token({ sub: 'bob', scope: 'catalog:read' })}` };
+      await grantPermission(stack.db, 'scope:reviews:read', 'Product.reviews');
+      try {
+        await eventually(() => stack.router.permissions.principalsFor('Product.reviews') !== undefined, { what: 'the rule to reach the router' });
+        const before = { product: callsTo('product'), reviews: callsTo('reviews'), inventory: callsTo('inventory') };
+        const page = await stack.query(PAGE, { headers: other });
+        expect(page.status).toBe(200);
+        expect(page.body.data).toEqual({ product: { name: expect.any(String), reviews: null, inventory: { inStock: expect.any(Number) } } });
+        expect(page.body.errors).toEqual([expect.objectContaining({ path: ['product', 'reviews'], extensions: expect.objectContaining({ code: 'FORBIDDEN' }) })]);
+        expect(page.body.extensions?.completeness.missing).toEqual([{ path: ['product', 'reviews'], code: 'FORBIDDEN' }]);
+        expect(callsTo('reviews')).toBe(before.reviews);
+        expect(callsTo('product')).toBeGreaterThan(before.product);
+        expect(callsTo('inventory')).toBeGreaterThan(before.inventory);
+
+        // A page of products: FORBIDDEN at every index, as before, and still no call.
+        const list = await stack.query('{ products(first: 3) { id name reviews { rating } } }', { headers: other });
+        expect(list.body.data.products).toHaveLength(3);
+        expect(list.body.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([0, 1, 2].map((i) => [['products', i, 'reviews'], 'FORBIDDEN']));
+        expect(callsTo('reviews')).toBe(before.reviews);
+
+        // A caller granted the field still gets it from the subgraph.
+        const reader = await stack.query(PAGE, { headers: { authorization: `Bearer ${await token({ scope: 'reviews:read' })}` } });
+        expect(Array.isArray(reader.body.data.product.reviews)).toBe(true);
+        expect(callsTo('reviews')).toBeGreaterThan(before.reviews);
+      } finally {
+        await revokePermission(stack.db, 'scope:reviews:read', 'Product.reviews');
+      }
+      await eventually(() => stack.router.permissions.principalsFor('Product.reviews') === undefined, { what: 'the revocation to reach the router' });
+    });
+
+    it('fragments, aliases, a variable used only there, an emptied selection: the subgraph receives none of the denied part', async () => {
+      const fixture = await startFixtureSubgraph({
+        sdl: 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"]) type Product @key(fields: "id") { id: ID! badge: String! note(lang: String): String }',
+        resolvers: { Product: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, badge: 'new' }), note: (_: unknown, { lang }: { lang?: string }) => `note (${lang ?? 'en'})` } },
+      });
+      const bob = { authorization: `Bearer ${await token({ sub: 'bob' })}` };
+      try {
+        const swapped = stack.nextSwap();
+        await publishSubgraph(stack.db, { name: 'badges', url: fixture.url, sdl: fixture.sdl }, compositionCheck);
+        await swapped;
+        await grantPermission(stack.db, 'role:editor', 'Product.note');
+        await eventually(() => stack.router.permissions.principalsFor('Product.note') !== undefined, { what: 'the rule to reach the router' });
+        const query = /* GraphQL */ `
+          query Badged($lang: String) { product(id: "1") { name badge ...Notes ... on Product { again: note(lang: $lang) } } }
+          fragment Notes on Product { n: note(lang: $lang) }`;
+        const seen = fixture.requests.length;
+        const { status, body } = await stack.query(query, { headers: bob, variables: { lang: 'fr' } });
+        expect(status).toBe(200);
+        expect(body.data).toEqual({ product: { name: expect.any(String), badge: 'new', n: null, again: null } });
+        expect(body.errors?.map((e) => [e.path, e.extensions?.code]).sort()).toEqual([[['product', 'again'], 'FORBIDDEN'], [['product', 'n'], 'FORBIDDEN']]);
+        const sent = fixture.requests.slice(seen);
+        expect(sent).toHaveLength(1);
+        expect(sent[0].query).toMatch(/\bbadge\b/);
+        expect(sent[0].query).not.toMatch(/\bnote\b|\$lang/);
+        expect(sent[0].variables ?? {}).not.toHaveProperty('lang');
+
+        // Nothing left for the subgraph: it is not called at all; __typename is unaffected.
+        const emptied = await stack.query('{ product(id: "1") { __typename note } }', { headers: bob });
+        expect(emptied.body.data).toEqual({ product: { __typename: 'Product', note: null } });
+        expect(emptied.body.errors?.map((e) => e.extensions?.code)).toEqual(['FORBIDDEN']);
+        expect(fixture.requests.length).toBe(seen + 1);
+
+        // An editor reads the note, fetched with its variable.
+        const editor = await stack.query(query, { headers: { authorization: `Bearer ${await token({ sub: 'ed', roles: ['editor'] })}` }, variables: { lang: 'fr' } });
+        expect(editor.body.errors).toBeUndefined();
+        expect(editor.body.data.product).toMatchObject({ n: 'note (fr)', again: 'note (fr)' });
+        expect(fixture.requests.at(-1)!.query).toMatch(/\bnote\b/);
+      } finally {
+        await revokePermission(stack.db, 'role:editor', 'Product.note');
+        const swapped = stack.nextSwap();
+        await removeSubgraph(stack.db, 'badges', compositionCheck);
+        await swapped;
+        await fixture.close();
+      }
+    });
+  });
+
   describe('audit log', () => {
     it('has one row per request, refused ones included, written off the request path', async () => {
       const since = new Date();
