@@ -215,4 +215,16 @@ describe('Authorizer memoisation', () => {
     const shop = await read('{ node { id secret } }', { __typename: 'Shop', id: '2', secret: 'open' });
     expect(shop.result).toEqual({ data: { node: { id: '2', secret: 'open' } } });
   });
+
+  it('holds a rule on an interface field for every type implementing it', async () => {
+    const schema = buildSchema('type Query { node: Node } interface Node { id: ID! secret: String } type Product implements Node { id: ID! secret: String } type Shop implements Node { id: ID! secret: String }');
+    installGuards(schema, (coordinate) => new Error(`Not allowed to read ${coordinate}.`));
+    const authorizer = authorizerDenying('Node.secret');
+    for (const node of [{ __typename: 'Product', id: '1', secret: 'hidden' }, { __typename: 'Shop', id: '2', secret: 'hidden' }]) {
+      const document = parse('{ node { id secret ... on Product { secret } } }');
+      const decision = authorizer.decide(schema, new Map(), document, undefined, BOB);
+      const result = await run(schema, document, decision, undefined, { node });
+      expect(result).toMatchObject({ data: { node: { id: node.id, secret: null } }, errors: [{ message: `Not allowed to read ${node.__typename}.secret.`, path: ['node', 'secret'] }] });
+    }
+  });
 });

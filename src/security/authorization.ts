@@ -177,6 +177,12 @@ export class Authorizer {
       }
     }
     if (denied.size === 0) return ALLOWED;
+    // A rule on an interface field holds for every type implementing it: the guards sit on object types.
+    for (const coordinate of [...denied]) {
+      const [typeName, fieldName] = coordinate.split('.') as [string, string];
+      const type = schema.getType(typeName);
+      if (type && isAbstractType(type)) for (const possible of schema.getPossibleTypes(type)) if (possible.getFields()[fieldName]) denied.add(`${possible.name}.${fieldName}`);
+    }
     const refused = roots > 0 && deniedRoots === roots;
     if (refused || !operation) return { denied, refused };
     const fragments = document.definitions.filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION);
