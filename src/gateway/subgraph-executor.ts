@@ -5,6 +5,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
 import { clientError } from '../errors/client-error.js';
 import { withCircuitBreaker } from '../resilience/circuit-breaker.js';
+import { withDeduplication } from '../resilience/deduplicate.js';
 import { withFallback } from '../resilience/fallback.js';
 import { withHedging } from '../resilience/hedge.js';
 import { failureResult } from '../resilience/operation-shape.js';
@@ -20,7 +21,7 @@ import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { recordStaleSpan, withAttemptTelemetry } from '../telemetry/subgraph-attempts.js';
 import { enrichSubgraphResult } from './subgraph-errors.js';
-import { createHttpTransport } from './subgraph-transport.js';
+import { bodyOf, createHttpTransport, printDocument } from './subgraph-transport.js';
 
 export interface SubgraphExecutorOptions {
   name: string;
@@ -44,7 +45,7 @@ export interface SubgraphExecutorOptions {
 
 /**
  * Builds the executor. The stack, from the outside in:
- *   fallback (opt-in) → subgraph token → retry (queries) → hedge (queries) → attempt telemetry → circuit breaker → timeout → HTTP
+ *   fallback (opt-in) → subgraph token → deduplication (queries) → retry (queries) → hedge (queries) → attempt telemetry → circuit breaker → timeout → HTTP
  * so every attempt, first, retry or hedge, is counted, traced, checked against the breaker and bounded by
  * min(subgraph timeout, time left before the request deadline).
  *
@@ -84,6 +85,19 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
   } else if (options.headerRules) {
     const headers = applyHeaderRules({}, options.headerRules);
     wrappers.push((next) => (call) => next({ ...call, headers: { ...call.headers, ...headers } }));
+  }
+  // After the token (callers with different tokens never share), before retries and hedges (one logical call is shared).
+  if (route.deduplicate) {
+    wrappers.push(
+      withDeduplication({
+        keyOf: (call) => `${call.request.operationName ?? ''}\n${JSON.stringify(call.request.variables ?? null)}\n${call.headers ? JSON.stringify(call.headers) : ''}\n${printDocument(call.request.document)}`,
+        copy: (result) => {
+          const body = bodyOf(result);
+          return body === undefined ? structuredClone(result) : (JSON.parse(body) as ExecutionResult);
+        },
+        onShared: () => metrics?.deduplicated.inc({ subgraph: name }),
+      }),
+    );
   }
   if (resilient && route.retry.enabled) {
     wrappers.push(

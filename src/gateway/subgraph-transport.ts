@@ -15,7 +15,14 @@ export interface TransportOptions {
 /** Printed documents, by identity: the stitching layer reuses document objects for the same plan. */
 const printed = new WeakMap<DocumentNode, string>();
 
-function printDocument(document: DocumentNode): string {
+/** The body each result was parsed from: a caller sharing a deduplicated call gets its own parse of it. */
+const bodies = new WeakMap<ExecutionResult, string>();
+
+export function bodyOf(result: ExecutionResult): string | undefined {
+  return bodies.get(result);
+}
+
+export function printDocument(document: DocumentNode): string {
   let text = printed.get(document);
   if (text === undefined) {
     text = print(document);
@@ -67,6 +74,7 @@ export function createHttpTransport(options: TransportOptions): CallHandler {
       const code = status === 502 || status === 503 || status === 504 ? 'SUBGRAPH_UNAVAILABLE' : 'SUBGRAPH_ERROR';
       throw new UpstreamFailure(code, 'http', `subgraph "${name}" answered HTTP ${status} without a GraphQL response`, status);
     }
+    bodies.set(parsed, text);
     return parsed;
   };
 }

@@ -49,6 +49,11 @@ export const routeSchema = z
       .partial()
       .strict()
       .optional(),
+    /**
+     * Identical queries in flight to this subgraph (same document, variables and headers, so the same
+     * caller token) share one call. Default true; false for a subgraph whose queries have side effects.
+     */
+    deduplicate: z.boolean().optional(),
     /** Retries of queries on connection failures, 502/503/504 and timeouts, within a budget of about 10% extra calls. */
     retry: z
       .object({

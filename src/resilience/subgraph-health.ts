@@ -9,6 +9,7 @@ import { RetryBudget } from './retry-budget.js';
 /** Route metadata with every default filled in. */
 export interface ResolvedRoute {
   timeoutMs: number;
+  deduplicate: boolean;
   breaker: { enabled: boolean; failureRatio: number; minRequests: number; windowMs: number; openMs: number };
   retry: { enabled: boolean; maxRetries: number };
   hedge: { enabled: boolean; floorMs: number };
@@ -18,6 +19,7 @@ export interface ResolvedRoute {
 export function resolveRoute(route: RouteMetadata, defaults: { timeoutMs: number }): ResolvedRoute {
   return {
     timeoutMs: route.timeoutMs ?? defaults.timeoutMs,
+    deduplicate: route.deduplicate ?? true,
     breaker: { enabled: true, failureRatio: 0.5, minRequests: 20, windowMs: 10_000, openMs: 5_000, ...route.breaker },
     retry: { enabled: true, maxRetries: 2, ...route.retry },
     hedge: { enabled: true, floorMs: 20, ...route.hedge },

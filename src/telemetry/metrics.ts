@@ -14,6 +14,7 @@ export interface RouterMetrics {
   readonly circuitState: Gauge<'subgraph'>;
   readonly retries: Counter<'subgraph'>;
   readonly hedges: Counter<'subgraph'>;
+  readonly deduplicated: Counter<'subgraph'>;
   readonly staleSections: Counter<'subgraph'>;
   readonly partialResponses: Counter<'operation'>;
   readonly missingSections: Counter<'subgraph' | 'code'>;
@@ -78,6 +79,7 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     circuitState: new Gauge({ name: METRIC.circuitState, help: 'Circuit breaker state per subgraph: 0 closed, 1 open, 2 half-open.', labelNames: ['subgraph'], registers: [registry] }),
     retries: new Counter({ name: METRIC.retries, help: 'Retry attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
     hedges: new Counter({ name: METRIC.hedges, help: 'Hedge (backup) attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
+    deduplicated: new Counter({ name: METRIC.deduplicated, help: 'Subgraph calls that joined an identical call in flight instead of being sent.', labelNames: ['subgraph'], registers: [registry] }),
     staleSections: new Counter({ name: METRIC.staleSections, help: 'Subgraph calls answered from a stale last-good copy.', labelNames: ['subgraph'], registers: [registry] }),
     partialResponses: new Counter({ name: METRIC.partialResponses, help: 'Responses with at least one missing or stale section.', labelNames: ['operation'], registers: [registry] }),
     missingSections: new Counter({ name: METRIC.missingSections, help: 'Sections missing from responses, by subgraph and error code.', labelNames: ['subgraph', 'code'], registers: [registry] }),
