@@ -33,9 +33,13 @@ function table(header: string[], rows: string[][]): string[] {
 }
 
 export function formatScenario(result: ScenarioResult, summary: ScenarioSummary, options: BenchOptions): string {
+  const requests = result.identicalRequests
+    ? 'identical requests (same body and headers every time)'
+    : 'every request with its own Authorization (and its own variables where the query has any)';
   const lines = [
     `${result.name}: ${result.summary}`,
     `  ${options.connections} connections, ${options.durationMs / 1000} s measured after ${options.warmupMs / 1000} s warm-up, primed ${options.primeMs / 1000} s, ${options.rounds} rounds (${result.variants.map((v) => v.name).join(' ')} in turn); ratios against ${result.baseline}, paired per round`,
+    `  ${requests}; the scenario took ${(result.elapsedMs / 60_000).toFixed(1)} min`,
   ];
   const header = ['variant', 'rps', 'rps × base per round', 'rps × base', 'p50 ms', 'p99 ms', 'p99 × base', 'errors', 'peak RSS MB', 'fetches/op', 'cpu gw', 'cpu subgraphs', 'cpu loadgen', 'cpu others'];
   const rows = summary.variants.map((v) => [
@@ -62,8 +66,16 @@ export function formatScenario(result: ScenarioResult, summary: ScenarioSummary,
     const disturbed = t.disturbedMeasurements ? `; ${t.disturbedMeasurements} disturbed measurements` : '';
     lines.push(`  target: ${t.statement}: ${t.variant} / ${t.baseline} throughput = ${ratio(t.ratio)} (median), needs >= ${t.minRatio}, reached in ${t.roundsMet} of ${t.rounds} rounds${disturbed}: ${outcome}`);
   }
+  for (const skipped of result.skipped) lines.push(`  NOT MEASURED: ${skipped.name} (${skipped.description}): ${firstLines(skipped.reason)}`);
   for (const warning of summary.warnings) lines.push(`  warning: ${warning}`);
   return lines.join('\n');
+}
+
+/** A skip reason in one line: its first line and the first error line of the output below it (the JSON keeps it all). */
+function firstLines(reason: string): string {
+  const [first, ...rest] = reason.split('\n');
+  const error = rest.map((line) => line.replace(/^\s*(stderr:)?\s*/, '')).find((line) => /error/i.test(line));
+  return error ? `${first} (${error})` : first;
 }
 
 /** Writes the JSON next to earlier runs (bench/results/ is git-ignored) and returns its path. */

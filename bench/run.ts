@@ -78,13 +78,15 @@ async function main(options: BenchOptions): Promise<number> {
     command: `node dist/bench/run.js ${process.argv.slice(2).join(' ')}`.trim(),
     machine,
     pinned,
-    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, cpuProf: options.cpuProf },
+    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, identical: options.identical, cpuProf: options.cpuProf },
     scenarios: [],
     failures: [],
   };
 
   console.log(`Switchyard bench ${startedAt} · ${machine.commit} · node ${machine.node} · ${machine.cores} cores (${machine.cpuModel}) · load average ${machine.loadAverage.join(' ')}`);
   console.log(pinned ? `gateways pinned to core ${GATEWAY_CORE}; subgraphs and load generator to core ${LOAD_CORE}` : 'processes not pinned');
+  // Slow preparations (the peers' first install) overlap the scenarios measured before theirs.
+  for (const variant of new Set(scenarios.flatMap((s) => s.variants))) variant.prepare?.((line) => console.log(line));
   try {
     for (const scenario of scenarios) {
       console.log(`\n${scenario.name}: starting ${scenario.backend.description} and ${scenario.variants.length} variants`);

@@ -2,11 +2,13 @@
 import type { Scenario } from './lib/types.js';
 import { queueMemory, type Measurement } from './measurements/queue-memory.js';
 import { passthrough } from './scenarios/passthrough.js';
+import { peersHeavy, peersHello, peersProductPage } from './scenarios/peers.js';
 import { queueOverhead } from './scenarios/queue-overhead.js';
 import { resilienceOverhead } from './scenarios/resilience-overhead.js';
 import { securityOverhead } from './scenarios/security-overhead.js';
+import { tracingOverhead } from './scenarios/tracing-overhead.js';
 
-export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, securityOverhead, queueOverhead];
+export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, securityOverhead, queueOverhead, tracingOverhead, peersHeavy, peersProductPage, peersHello];
 
 /** Measurements that are not paired throughput comparisons; each runs only when named (`--scenario queue-memory`). */
 export const MEASUREMENTS: readonly Measurement[] = [queueMemory];

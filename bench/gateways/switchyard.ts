@@ -11,8 +11,8 @@ const execFileAsync = promisify(execFile);
 export interface SwitchyardVariantOptions {
   name: string;
   description: string;
-  /** Settings that make this variant (e.g. SWITCHYARD_RESILIENCE), over the base settings (BASE_ENV). */
-  env?: Record<string, string>;
+  /** Settings that make this variant (e.g. SWITCHYARD_RESILIENCE), over the base settings (BASE_ENV); a function when they exist only at start. */
+  env?: Record<string, string> | (() => Record<string, string>);
 }
 
 /**
@@ -56,7 +56,8 @@ export function switchyardVariant(options: SwitchyardVariantOptions): Variant {
     name: options.name,
     description: options.description,
     async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
-      return startRouterProcess(context, options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...options.env });
+      const env = typeof options.env === 'function' ? options.env() : options.env;
+      return startRouterProcess(context, options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env });
     },
   };
 }
@@ -73,6 +74,15 @@ export const resilienceOn = switchyardVariant({
   name: 'resilience-on',
   description: 'SWITCHYARD_RESILIENCE=true (the default): deadline, completeness, retry, hedge, breaker',
   env: { SWITCHYARD_RESILIENCE: 'true' },
+});
+
+/**
+ * Switchyard as shipped, for the comparison with other gateways: every default (resilience on, per-subgraph
+ * tokens on, cost limits and queue defaults), auth off only because the bench's tokens are not JWTs (BASE_ENV).
+ */
+export const switchyardDefaults = switchyardVariant({
+  name: 'switchyard',
+  description: 'shipped defaults (resilience on, per-subgraph tokens on), SWITCHYARD_AUTH_MODE=off',
 });
 
 export interface SwitchyardRegistryVariantOptions {

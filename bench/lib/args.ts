@@ -12,6 +12,8 @@ export interface BenchOptions {
   primeMs: number;
   rounds: number;
   quick: boolean;
+  /** Every request the same (body and headers): what a gateway that deduplicates or caches identical requests makes of it. */
+  identical: boolean;
   /** Write a V8 CPU profile of every gateway to bench/results/profiles-<timestamp>/<scenario>/ (slows them a little, all alike). */
   cpuProf: boolean;
   list: boolean;
@@ -20,22 +22,30 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-  --quick            2 rounds of 3 s after 1 s warm-up, 5 s priming (about a minute for today's two scenarios)
+  --quick            2 rounds of 3 s after 1 s warm-up, 3 s priming: a look (about 8 minutes for every scenario;
+                     name one or two with --scenario for a look in 1-2 minutes)
   --scenario NAME    run only this scenario (repeatable); --list shows them
   --backend NAME     serve the scenarios from this backend instead of their default (fast-demo; demo = the real demo subgraphs)
   --connections N    concurrent connections (default 50)
-  --duration S       measured seconds per measurement (default 10)
-  --warmup S         warm-up seconds before each measurement (default 3)
-  --prime S          load each fresh gateway gets once before round 1, unmeasured (default 8)
+  --duration S       measured seconds per measurement (default 5)
+  --warmup S         warm-up seconds before each measurement (default 2)
+  --prime S          load each fresh gateway gets once before round 1, unmeasured (default 4)
   --rounds N         rounds; every variant is measured once per round, A B A B (default 3)
+  --identical        send the same request every time (same body, same headers) instead of a unique
+                     Authorization and varying variables: shows request deduplication and caching
   --cpu-prof         write a CPU profile per gateway to bench/results/profiles-<timestamp>/ (open in Chrome DevTools)
   --list             list the scenarios and exit
   --help             this text`;
 
 export class UsageError extends Error {}
 
-const DEFAULTS = { connections: 50, duration: 10, warmup: 3, prime: 8, rounds: 3 };
-const QUICK = { duration: 3, warmup: 1, prime: 5, rounds: 2 };
+/**
+ * Sized so that a full run (every scenario, the peers' first install included) stays under 15 minutes on
+ * 2 cores: 5 s windows in 3 paired rounds. Longer windows do not buy much here: the noise of a shared
+ * machine is between rounds, not within a window (README, "Reading the table").
+ */
+const DEFAULTS = { connections: 50, duration: 5, warmup: 2, prime: 4, rounds: 3 };
+const QUICK = { duration: 3, warmup: 1, prime: 3, rounds: 2 };
 
 export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   let parsed;
@@ -52,6 +62,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         prime: { type: 'string' },
         rounds: { type: 'string' },
         'cpu-prof': { type: 'boolean', default: false },
+        identical: { type: 'boolean', default: false },
         list: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -79,6 +90,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     primeMs: number('prime', values.prime, preset.prime, 0, false) * 1000,
     rounds: number('rounds', values.rounds, preset.rounds, 1, true),
     quick: values.quick,
+    identical: values.identical,
     cpuProf: values['cpu-prof'],
     list: values.list,
     help: values.help,

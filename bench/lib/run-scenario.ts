@@ -3,12 +3,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { hashSampleData } from './check-data.js';
+import { describeDifference, hashSampleData, type DataCheck } from './check-data.js';
 import { readCoreBusyMs } from './cpu.js';
-import { runLoad, type LoadResult, type RequestNumbers } from './load.js';
+import { runLoad, type LoadRequest, type LoadResult, type RequestNumbers } from './load.js';
 import type { ChildHandle, ProcessSupervisor } from './processes.js';
 import { toLoadRequest } from './requests.js';
-import type { CoreLayout, RunningGateway, Scenario, StartContext } from './types.js';
+import type { CoreLayout, RunningGateway, Scenario, StartContext, Variant } from './types.js';
 
 export interface MeasureOptions {
   connections: number;
@@ -17,6 +17,8 @@ export interface MeasureOptions {
   /** Load sent to each fresh gateway once before round 1, unmeasured, in ms: V8 needs several seconds of traffic to optimise the hot path. */
   primeMs: number;
   rounds: number;
+  /** Send the same body and headers with every request (request 0's), instead of a unique Authorization and varying variables. */
+  identical: boolean;
 }
 
 /** CPU use during the measured window, in % of one core. */
@@ -46,11 +48,20 @@ export interface ScenarioResult {
   name: string;
   summary: string;
   backend: string;
+  /** The variants that were measured, in order. */
   variants: { name: string; description: string }[];
+  /** Optional variants (peers) that could not start or failed the data check, and why: not measured. */
+  skipped: { name: string; description: string; reason: string }[];
   baseline: string;
+  /** Whether every request was the same (--identical). */
+  identicalRequests: boolean;
   dataHash: string;
   checkRequests: number;
+  /** Size of the first sample answer's body from each measured variant, in bytes. */
+  answerBytes: Record<string, number>;
   measurements: Measurement[];
+  /** Wall time of the whole scenario, from starting the backend to the last measurement, in ms. */
+  elapsedMs: number;
 }
 
 const DEFAULT_CHECK_REQUESTS = [0, 1, 2, 499, 999];
@@ -66,73 +77,117 @@ export interface RunScenarioContext {
 
 /**
  * 1. starts the backend (subgraphs, supergraph file) and every variant, each gateway on the gateway core;
- * 2. sends the sample requests to each variant and refuses to time any whose data differs from the baseline's;
+ *    an optional variant (a peer) that cannot start is left out, with its reason, and the others go on;
+ * 2. sends the sample requests to each variant and refuses to time any whose data differs from the reference
+ *    (the first non-optional variant's data: Switchyard's when peers are compared; else the first's): an
+ *    optional variant is left out, a non-optional one fails the scenario;
  * 3. primes each gateway with unmeasured load, so round 1 does not time V8 optimising the hot path;
  * 4. for each round, measures every variant in order (A B A B ...): all gateways stay up between rounds, so
  *    each measurement's warm-up only has to re-warm, not restart, and the idle gateway costs next to nothing;
  * 5. stops everything it started, whatever happened.
  */
 export async function runScenario(scenario: Scenario, options: MeasureOptions, context: RunScenarioContext): Promise<ScenarioResult> {
+  const startedAt = performance.now();
   const workDir = mkdtempSync(path.join(tmpdir(), `switchyard-bench-${scenario.name}-`));
   const profileDir = context.profileRoot ? path.join(context.profileRoot, scenario.name) : undefined;
   if (profileDir) mkdirSync(profileDir, { recursive: true });
-  const startContext: StartContext = { supervisor: context.supervisor, cores: context.cores, workDir, profileDir };
+  const startContext: StartContext = { supervisor: context.supervisor, cores: context.cores, workDir, profileDir, log: context.log };
   const started: ChildHandle[] = [];
+  const skipped: ScenarioResult['skipped'] = [];
+  const skip = (variant: Variant, reason: string) => {
+    skipped.push({ name: variant.name, description: variant.description, reason });
+    context.log(`  SKIPPED ${variant.name}: ${reason}`);
+  };
   try {
     await scenario.setup?.(startContext);
     const backend = await scenario.backend.start(startContext);
     started.push(...backend.processes);
-    const gateways: RunningGateway[] = [];
+    const running: { variant: Variant; gateway: RunningGateway }[] = [];
     for (const variant of scenario.variants) {
-      const gateway = await variant.start(startContext, backend);
-      started.push(gateway.process);
-      gateways.push(gateway);
+      try {
+        const gateway = await variant.start(startContext, backend);
+        started.push(gateway.process);
+        running.push({ variant, gateway });
+      } catch (error) {
+        if (!variant.optional) throw error;
+        skip(variant, `could not start: ${(error as Error).message}`);
+      }
     }
 
     const checkNumbers = scenario.checkRequests ?? DEFAULT_CHECK_REQUESTS;
     const samples = checkNumbers.map((n) => scenario.request(n));
-    let dataHash = '';
-    for (const [i, variant] of scenario.variants.entries()) {
-      const { hash } = await hashSampleData(gateways[i].url, samples, (index) => scenario.headers?.(checkNumbers[index])).catch((error: Error) => {
-        throw new Error(`${scenario.name}: ${variant.name} failed the data check: ${error.message}`);
-      });
-      if (i === 0) dataHash = hash;
-      else if (hash !== dataHash) throw new Error(`${scenario.name}: ${variant.name} answers different data than ${scenario.variants[0].name} (${hash} vs ${dataHash}); not timing it`);
+    const checks = new Map<Variant, DataCheck>();
+    for (const { variant, gateway } of running) {
+      try {
+        checks.set(variant, await hashSampleData(gateway.url, samples, (index) => scenario.headers?.(checkNumbers[index])));
+      } catch (error) {
+        const message = `failed the data check: ${(error as Error).message}`;
+        if (!variant.optional) throw new Error(`${scenario.name}: ${variant.name} ${message}`);
+        skip(variant, message);
+      }
     }
-    context.log(`  data check: ${samples.length} sample requests, same data from all ${gateways.length} variants (sha256 ${dataHash})`);
+    // The product under test is the reference: a peer that disagrees with it is left out, not the other way round.
+    const reference = running.find(({ variant }) => !variant.optional && checks.has(variant)) ?? running.find(({ variant }) => checks.has(variant));
+    if (!reference) throw new Error(`${scenario.name}: no variant could be started and checked`);
+    const expected = checks.get(reference.variant)!;
+    for (const { variant } of running) {
+      const check = checks.get(variant);
+      if (!check || check.hash === expected.hash) continue;
+      const message = `answers different data than ${reference.variant.name} (sha256 ${check.hash} vs ${expected.hash}; first difference: ${describeDifference(expected.answers, check.answers) ?? 'none found'})`;
+      if (!variant.optional) throw new Error(`${scenario.name}: ${variant.name} ${message}; not timing it`);
+      skip(variant, `${message}; not timing it`);
+      checks.delete(variant);
+    }
+    const measured = running.filter(({ variant }) => checks.has(variant));
+    // A peer left out after it started would only sit idle on the gateway core until the end: stop it now.
+    await Promise.all(running.filter(({ variant }) => !checks.has(variant)).map(({ gateway }) => gateway.process.stop()));
+    const gateways = measured.map(({ gateway }) => gateway);
+    const variants = measured.map(({ variant }) => variant);
+    const dataHash = expected.hash;
+    const answerBytes = Object.fromEntries(measured.map(({ variant }) => [variant.name, checks.get(variant)!.bodyBytes[0]]));
+    context.log(
+      `  data check: ${samples.length} sample requests, same data from ${variants.length === scenario.variants.length ? 'all ' : ''}${variants.length} variants (sha256 ${dataHash}; first answer ${formatBytes(expected.bodyBytes[0])})`,
+    );
+    if (variants[0] !== scenario.variants[0]) context.log(`  baseline: ${scenario.variants[0].name} is not measured, so ratios are against ${variants[0].name}`);
+    const requestFor = requestFactory(scenario, options.identical);
 
     if (options.primeMs > 0) {
-      for (const [i, variant] of scenario.variants.entries()) {
+      for (const [i, variant] of variants.entries()) {
         const primed = await runLoad({
           url: gateways[i].url,
           connections: options.connections,
           warmupMs: 0,
           durationMs: options.primeMs,
           numbers: context.numbers,
-          request: (n) => toLoadRequest(scenario.request(n), n, scenario.headers?.(n)),
+          request: requestFor,
         });
         context.log(`  primed ${variant.name} for ${options.primeMs / 1000} s (${primed.rps.toFixed(0)} rps while cold; not counted)`);
       }
     }
 
     const measurements: Measurement[] = [];
+    const nameWidth = Math.max(16, ...variants.map((v) => v.name.length));
     for (let round = 1; round <= options.rounds; round++) {
-      for (const [i, variant] of scenario.variants.entries()) {
-        const measured = await measure(scenario, gateways[i], backend.processes, backend.subgraphRequests, options, context);
+      for (const [i, variant] of variants.entries()) {
+        const measured = await measure(requestFor, gateways[i], backend.processes, backend.subgraphRequests, options, context);
         const measurement: Measurement = { round, variant: variant.name, ...measured };
         measurements.push(measurement);
-        context.log(`  round ${round}/${options.rounds}  ${formatProgress(measurement)}`);
+        context.log(`  round ${round}/${options.rounds}  ${formatProgress(measurement, nameWidth)}`);
       }
     }
     return {
       name: scenario.name,
       summary: scenario.summary,
       backend: `${scenario.backend.name}: ${scenario.backend.description}`,
-      variants: scenario.variants.map((v) => ({ name: v.name, description: v.description })),
-      baseline: scenario.variants[0].name,
+      variants: variants.map((v) => ({ name: v.name, description: v.description })),
+      skipped,
+      baseline: variants[0].name,
+      identicalRequests: options.identical,
       dataHash,
       checkRequests: samples.length,
+      answerBytes,
       measurements,
+      elapsedMs: performance.now() - startedAt,
     };
   } finally {
     await Promise.all(started.map((child) => child.stop()));
@@ -140,8 +195,23 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
   }
 }
 
+/**
+ * Request `n` of the load: the scenario's request with a unique Authorization header, or with --identical one
+ * request built once (request 0's body, headers `authorization: Bearer bench-identical` or the scenario's
+ * own for request 0), sent every time, so a gateway may answer concurrent requests by executing one.
+ */
+function requestFactory(scenario: Scenario, identical: boolean): (n: number) => LoadRequest {
+  if (!identical) return (n) => toLoadRequest(scenario.request(n), n, scenario.headers?.(n));
+  const same = toLoadRequest(scenario.request(0), 'identical', scenario.headers?.(0));
+  return () => same;
+}
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${bytes} B`;
+}
+
 async function measure(
-  scenario: Scenario,
+  requestFor: (n: number) => LoadRequest,
   gateway: RunningGateway,
   subgraphs: readonly ChildHandle[],
   subgraphRequests: (() => Promise<number>) | undefined,
@@ -167,7 +237,7 @@ async function measure(
     warmupMs: options.warmupMs,
     durationMs: options.durationMs,
     numbers: context.numbers,
-    request: (n) => toLoadRequest(scenario.request(n), n, scenario.headers?.(n)),
+    request: requestFor,
     onTick: () => gateway.process.sample(),
     onWindow: (edge) => {
       at[edge] = {
@@ -205,10 +275,10 @@ async function measure(
 
 const pct = (value: number | undefined) => (value === undefined ? '?' : `${value.toFixed(0)}%`);
 
-function formatProgress(m: Measurement): string {
+function formatProgress(m: Measurement, nameWidth: number): string {
   const errors = m.load.non2xx + m.load.networkErrors + m.load.graphqlErrors;
   return [
-    m.variant.padEnd(16),
+    m.variant.padEnd(nameWidth),
     `${m.load.rps.toFixed(0).padStart(6)} rps`,
     `p50 ${m.load.p50Ms.toFixed(1)} ms`,
     `p99 ${m.load.p99Ms.toFixed(1)} ms`,

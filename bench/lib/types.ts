@@ -16,6 +16,8 @@ export interface StartContext {
   workDir: string;
   /** With --cpu-prof: where a Node.js gateway writes its V8 CPU profile when it exits (a variant that cannot, ignores it). */
   profileDir?: string;
+  /** Progress lines (e.g. a peer's first install); stdout when absent. */
+  log?: (line: string) => void;
 }
 
 /** The subgraphs a scenario's gateways call, running, plus the supergraph that describes them. */
@@ -45,12 +47,24 @@ export interface RunningGateway {
   process: ChildHandle;
 }
 
-/** One contestant: Switchyard with some settings today; another gateway (bench/peers/) later. */
+/** One contestant: Switchyard with some settings, or another gateway (bench/gateways/peers.ts). */
 export interface Variant {
   /** Short, unique within the scenario: a table row and a JSON key. */
   readonly name: string;
   /** What differs from the other variants, in a few words. */
   readonly description: string;
+  /**
+   * A gateway that may not install or run on this machine (a peer): when it cannot start or fails the data
+   * check, the scenario goes on without it and the report says why. A variant without it that fails, fails
+   * the scenario.
+   */
+  readonly optional?: boolean;
+  /**
+   * Work that can begin before the variant's scenario, when the run starts: in the background, at low
+   * priority, while earlier scenarios measure (e.g. installing a peer gateway). start() must still wait for
+   * it itself; a failure shows there. Called at most once per run for each variant object.
+   */
+  prepare?(log: (line: string) => void): void;
   start(context: StartContext, backend: RunningBackend): Promise<RunningGateway>;
 }
 
@@ -69,7 +83,7 @@ export interface Scenario {
   readonly backend: Backend;
   /** Other backends serving the same schema and data, selectable with `--backend NAME` (e.g. the real demo subgraphs). */
   readonly alternativeBackends?: readonly Backend[];
-  /** The first is the baseline: every ratio is variant / baseline, paired per round. */
+  /** The first is the baseline: every ratio is variant / baseline, paired per round (the first that runs, when an optional one could not). */
   readonly variants: readonly Variant[];
   /**
    * Request number `n` (unique within the run). Vary the variables with `n` where the query allows, so that no

@@ -155,9 +155,9 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
   }
 
   if (!tracing) return [identity];
-  // The execute span: operation name and type, the document when it holds no inline argument (values
-  // could be personal data), never variables or results.
-  const execution = useOpenTelemetry({ resolvers: false, variables: false, result: false }, tracingProviderOf(tracing), SpanKind.INTERNAL, {}, 'switchyard') as Plugin;
+  // The execute span: operation name and type; never the document (the plugin would walk it on every
+  // request to look for inline values, which could be personal data), variables or results.
+  const execution = useOpenTelemetry({ resolvers: false, document: false, variables: false, result: false }, tracingProviderOf(tracing), SpanKind.INTERNAL, {}, 'switchyard') as Plugin;
   return [identity, execution];
 }
 
