@@ -21,7 +21,7 @@ import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { recordStaleSpan, withAttemptTelemetry } from '../telemetry/subgraph-attempts.js';
 import { enrichSubgraphResult } from './subgraph-errors.js';
-import { bodyOf, createHttpTransport, printDocument } from './subgraph-transport.js';
+import { bodyOf, createHttpTransport, requestBody } from './subgraph-transport.js';
 
 export interface SubgraphExecutorOptions {
   name: string;
@@ -90,7 +90,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
   if (route.deduplicate) {
     wrappers.push(
       withDeduplication({
-        keyOf: (call) => `${call.request.operationName ?? ''}\n${JSON.stringify(call.request.variables ?? null)}\n${call.headers ? JSON.stringify(call.headers) : ''}\n${printDocument(call.request.document)}`,
+        keyOf: (call) => (call.headers ? `${JSON.stringify(call.headers)}\n${requestBody(call.request)}` : requestBody(call.request)),
         copy: (result) => {
           const body = bodyOf(result);
           return body === undefined ? structuredClone(result) : (JSON.parse(body) as ExecutionResult);

@@ -1,6 +1,7 @@
 // One HTTP attempt to a subgraph over the shared keep-alive pool: POST the operation, read a GraphQL response.
 import { print, type DocumentNode, type ExecutionResult } from 'graphql';
 import { request as httpRequest, type Dispatcher } from 'undici';
+import type { ExecutionRequest } from '@graphql-tools/utils';
 import { UpstreamFailure, failureFromAbort, type CallHandler } from '../resilience/subgraph-call.js';
 
 export interface TransportOptions {
@@ -22,7 +23,20 @@ export function bodyOf(result: ExecutionResult): string | undefined {
   return bodies.get(result);
 }
 
-export function printDocument(document: DocumentNode): string {
+/** Request bodies, by request: the deduplication key and the transport share one serialisation. */
+const requestBodies = new WeakMap<ExecutionRequest, string>();
+
+/** `{ query, variables, operationName }` as sent to the subgraph, serialised once per request object. */
+export function requestBody(request: ExecutionRequest): string {
+  let body = requestBodies.get(request);
+  if (body === undefined) {
+    body = JSON.stringify({ query: printDocument(request.document), variables: request.variables, operationName: request.operationName });
+    requestBodies.set(request, body);
+  }
+  return body;
+}
+
+function printDocument(document: DocumentNode): string {
   let text = printed.get(document);
   if (text === undefined) {
     text = print(document);
@@ -50,7 +64,7 @@ export function createHttpTransport(options: TransportOptions): CallHandler {
   };
   return async function sendToSubgraph(call): Promise<ExecutionResult> {
     const { request } = call;
-    const body = JSON.stringify({ query: printDocument(request.document), variables: request.variables, operationName: request.operationName });
+    const body = requestBody(request);
     let response: Dispatcher.ResponseData;
     let text: string;
     try {

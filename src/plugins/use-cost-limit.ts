@@ -19,6 +19,17 @@ export interface CostLimitOptions {
 /** Estimates kept per document object: the parse cache hands the same document to repeated queries. */
 const PER_DOCUMENT_VARIANTS = 64;
 
+/**
+ * The estimates of one document, keyed by the values of the variables costing has read so far
+ * (slicing arguments such as `first`; not `id`, so a product page costs once whatever the id). When a
+ * costing reads a variable outside that list (another branch), the list grows and the memo restarts:
+ * an estimate is only ever reused for requests equal in every variable that could change it.
+ */
+interface DocumentMemo {
+  relevant: string[];
+  variants: Map<string, CostEstimate>;
+}
+
 const estimates = new WeakMap<object, CostEstimate>();
 
 /** The estimate of the request whose GraphQL context this is, for the rate limiter after this plugin. */
@@ -28,8 +39,9 @@ export function costEstimateOf(context: unknown): CostEstimate | undefined {
 
 /**
  * 1. Cost metadata (`@cost`, `@listSize`, owning subgraphs) is read once per served graph.
- * 2. The estimate is memoised per document object and per value of the variables (slicing arguments
- *    come from them); a new graph starts a new memo, since the document cache is per schema too.
+ * 2. The estimate is memoised per document object and per value of the variables it depends on
+ *    (slicing arguments come from them; see DocumentMemo); a new graph starts a new memo, since the
+ *    document cache is per schema too.
  * 3. Over the operation's `cost_limit`: 400 COST_LIMIT_EXCEEDED with `extensions.cost = { estimated, limit }`,
  *    before any subgraph call.
  * 4. A subgraph whose share of the estimate exceeds its route's `costBudget` is skipped: its sections
@@ -40,7 +52,7 @@ export function costEstimateOf(context: unknown): CostEstimate | undefined {
 export function useCostLimit(options: CostLimitOptions): Plugin {
   const { graph, policies, metrics } = options;
   const metadataByGraph = new WeakMap<ServedGraph, CostMetadata>();
-  const memoByGraph = new WeakMap<ServedGraph, WeakMap<DocumentNode, Map<string, CostEstimate>>>();
+  const memoByGraph = new WeakMap<ServedGraph, WeakMap<DocumentNode, DocumentMemo>>();
 
   function metadataOf(served: ServedGraph): CostMetadata {
     let metadata = metadataByGraph.get(served);
@@ -51,14 +63,23 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
   function estimate(served: ServedGraph, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined): CostEstimate {
     let memo = memoByGraph.get(served);
     if (!memo) memoByGraph.set(served, (memo = new WeakMap()));
-    let variants = memo.get(document);
-    if (!variants) memo.set(document, (variants = new Map()));
-    const key = `${operationName ?? ''}|${variables ? JSON.stringify(variables) : ''}`;
-    let result = variants.get(key);
+    let entry = memo.get(document);
+    if (!entry) memo.set(document, (entry = { relevant: [], variants: new Map() }));
+    const keyOf = (names: readonly string[]) => `${operationName ?? ''}|${names.length ? JSON.stringify(names.map((name) => variables?.[name])) : ''}`;
+    let key = keyOf(entry.relevant);
+    let result = entry.variants.get(key);
     if (!result) {
-      result = estimateCost(served.schema, metadataOf(served), document, { operationName, variables });
-      if (variants.size >= PER_DOCUMENT_VARIANTS) variants.delete(variants.keys().next().value as string);
-      variants.set(key, result);
+      const read = new Set<string>();
+      result = estimateCost(served.schema, metadataOf(served), document, { operationName, variables, variablesRead: read });
+      const added = [...read].filter((name) => !entry.relevant.includes(name));
+      if (added.length > 0) {
+        // A variable no cached estimate depended on: the old keys no longer say enough.
+        entry.relevant = [...entry.relevant, ...added].sort();
+        entry.variants.clear();
+        key = keyOf(entry.relevant);
+      }
+      if (entry.variants.size >= PER_DOCUMENT_VARIANTS) entry.variants.delete(entry.variants.keys().next().value as string);
+      entry.variants.set(key, result);
     }
     return result;
   }

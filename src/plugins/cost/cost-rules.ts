@@ -41,6 +41,8 @@ export interface CostOptions {
   /** The request's variables; a variable not given takes its default from the operation. */
   variables?: Record<string, unknown>;
   defaults?: CostDefaults;
+  /** Filled with the name of every variable the costing read: a memo keyed by those values alone is exact. */
+  variablesRead?: Set<string>;
 }
 
 /** A cost and its attribution to the subgraphs that resolve the costed fields. */
@@ -144,7 +146,9 @@ export function selectOperation(schema: GraphQLSchema, metadata: CostMetadata, d
     else if (definition.defaultValue) variables[name] = valueFromASTUntyped(definition.defaultValue);
   }
   const defaults = { ...DEFAULT_COST_DEFAULTS, ...withoutUndefined(options.defaults) };
-  return { context: { schema, metadata, defaults, fragments, variables, notes }, operation, rootType };
+  const read = options.variablesRead;
+  const seen = read ? new Proxy(variables, { get: (target, name) => (typeof name === 'string' && read.add(name), Reflect.get(target, name)) }) : variables;
+  return { context: { schema, metadata, defaults, fragments, variables: seen, notes }, operation, rootType };
 }
 
 function withoutUndefined(defaults: CostDefaults | undefined): CostDefaults {

@@ -292,3 +292,15 @@ describe('estimateCost: operation selection', () => {
     expect(estimate(document, { operationName: 'C' }).notes).toEqual(['no operation named "C"']);
   });
 });
+
+describe('estimateCost: which variables the estimate depends on', () => {
+  it('reports the variables it read: slicing arguments yes, an id no, a branch not taken no', () => {
+    const query = 'query Q($id: ID!, $first: Int, $limit: Int, $withRelated: Boolean!) { product(id: $id) { name } products(first: $first) { id related(limit: $limit) @include(if: $withRelated) { id } } }';
+    const without = new Set<string>();
+    estimate(query, { variables: { id: '7', first: 3, limit: 2, withRelated: false }, variablesRead: without });
+    expect([...without].sort()).toEqual(['first', 'withRelated']);
+    const withRelated = new Set<string>();
+    estimate(query, { variables: { id: '7', first: 3, limit: 2, withRelated: true }, variablesRead: withRelated });
+    expect([...withRelated].sort()).toEqual(['first', 'limit', 'withRelated']);
+  });
+});
