@@ -1,11 +1,11 @@
 // One audit row per GraphQL request, recorded off the request path (the writer batches and never blocks).
 import { createHash, randomUUID } from 'node:crypto';
-import { getOperationAST, type ExecutionResult } from 'graphql';
+import { getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { AuditWriter } from '../registry/audit-log.js';
 import { requestScopeOf } from '../resilience/request-scope.js';
 import { requestTelemetryOf } from '../telemetry/request-telemetry.js';
-import { refusalCodeOf } from './http-error-response.js';
+import { answerOutcome } from './use-telemetry.js';
 import { principalOf } from './use-authentication.js';
 
 export interface AuditOptions {
@@ -22,8 +22,6 @@ interface Pending {
   operationName: string | null;
   operationHash: string | null;
   context?: object;
-  errorCodes: string[];
-  complete: boolean;
   subject: string | null;
   client: string | null;
 }
@@ -32,10 +30,10 @@ interface Pending {
 /**
  * 1. At the start of a GraphQL request: the time, the request id and trace id that the telemetry
  *    plugin (before this one) gave the request, so audit rows, log lines and traces share them.
- * 2. When the result is known: operation name, a SHA-256 of the document text, the caller, error
- *    codes and completeness.
- * 3. When the response goes out: status, duration and the subgraphs called, then `writer.record()`,
- *    which only pushes into a bounded buffer: no request waits for the database.
+ * 2. When the document is known: operation name, a SHA-256 of the document text, the caller.
+ * 3. When the response goes out: status, duration, the subgraphs called, and the error codes and
+ *    completeness the telemetry plugin read (`answerOutcome`, shared with the access line), then
+ *    `writer.record()`, which only pushes into a bounded buffer: no request waits for the database.
  * Requests refused before execution (401, 413, 400) are audited too.
  */
 export function useAudit(options: AuditOptions): Plugin {
@@ -53,8 +51,6 @@ export function useAudit(options: AuditOptions): Plugin {
         traceId: telemetry?.traceId ?? null,
         operationName: null,
         operationHash: null,
-        errorCodes: [],
-        complete: false,
         subject: null,
         client: request.headers.get('x-client-name')?.slice(0, 128) ?? null,
       });
@@ -77,18 +73,11 @@ export function useAudit(options: AuditOptions): Plugin {
         entry.client = principal.clientId ?? entry.client;
       }
     },
-    onExecutionResult({ request, result }) {
-      const entry = pending.get(request);
-      if (!entry || Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
-      const single = result as ExecutionResult;
-      entry.errorCodes = (single.errors ?? []).map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
-      const completeness = single.extensions?.completeness as { complete?: boolean } | undefined;
-      entry.complete = completeness?.complete ?? !single.errors?.length;
-    },
     onResponse({ request, response }) {
       const entry = pending.get(request);
       if (!entry) return;
       pending.delete(request);
+      const { errorCodes, complete } = answerOutcome(request, response);
       writer.record({
         at: entry.at,
         requestId: entry.requestId,
@@ -100,8 +89,8 @@ export function useAudit(options: AuditOptions): Plugin {
         subgraphs: [...(requestScopeOf(entry.context)?.subgraphsCalled ?? [])],
         status: response.status,
         durationMs: performance.now() - entry.started,
-        errorCodes: entry.errorCodes.length === 0 && refusalCodeOf(response) ? [refusalCodeOf(response)!] : entry.errorCodes,
-        complete: response.status < 400 && entry.complete,
+        errorCodes,
+        complete,
       });
     },
   };

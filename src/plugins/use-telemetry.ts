@@ -25,8 +25,18 @@ const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
 interface AccessRecord {
   telemetry: RequestTelemetry;
   contextValue?: object;
-  errorCodes?: string[];
-  complete?: boolean;
+}
+
+/**
+ * What the answer to a request said, for the access line and the audit row alike: the error codes of
+ * its GraphQL result, or the code of the refusal that replaced it; and whether it was whole (a status
+ * below 400 and a complete result).
+ */
+export function answerOutcome(request: Request, response: Response): { errorCodes: string[]; complete: boolean } {
+  const telemetry = requestTelemetryOf(request);
+  const refusal = refusalCodeOf(response);
+  const errorCodes = telemetry?.errorCodes?.length ? telemetry.errorCodes : refusal ? [refusal] : [];
+  return { errorCodes, complete: response.status < 400 && (telemetry?.complete ?? false) };
 }
 
 /**
@@ -109,9 +119,9 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       const record = records.get(request);
       if (!record || Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
       const single = result as ExecutionResult;
-      record.errorCodes = single.errors?.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
+      record.telemetry.errorCodes = single.errors?.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
       const completeness = single.extensions?.completeness as { complete?: boolean } | undefined;
-      record.complete = completeness?.complete ?? !single.errors?.length;
+      record.telemetry.complete = completeness?.complete ?? !single.errors?.length;
     },
     onResponse({ request, response }) {
       const record = records.get(request);
@@ -120,7 +130,7 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       const { telemetry } = record;
       response.headers.set('x-request-id', telemetry.requestId);
       const status = response.status;
-      const complete = status < 400 && (record.complete ?? true);
+      const { errorCodes, complete } = answerOutcome(request, response);
       const span = telemetry.span;
       if (span) {
         span.setAttribute(SPAN_ATTRIBUTE.httpStatus, status);
@@ -139,7 +149,7 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
             durationMs: Math.round((performance.now() - telemetry.started) * 10) / 10,
             subgraphs: [...(requestScopeOf(record.contextValue)?.subgraphsCalled ?? [])],
             complete,
-            errorCodes: errorCodesOf(record, response),
+            errorCodes: errorCodes.length ? [...new Set(errorCodes)] : undefined,
           },
           'request',
         );
@@ -159,13 +169,6 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
   // request to look for inline values, which could be personal data), variables or results.
   const execution = useOpenTelemetry({ resolvers: false, document: false, variables: false, result: false }, tracingProviderOf(tracing), SpanKind.INTERNAL, {}, 'switchyard') as Plugin;
   return [identity, execution];
-}
-
-/** Distinct error codes of the answer: from its GraphQL result, or the refusal that replaced it. */
-function errorCodesOf(record: AccessRecord, response: Response): string[] | undefined {
-  if (record.errorCodes?.length) return [...new Set(record.errorCodes)];
-  const refusal = refusalCodeOf(response);
-  return refusal ? [refusal] : undefined;
 }
 
 function endPhase(span: Span, error: string | undefined): void {

@@ -16,6 +16,10 @@ export interface RequestTelemetry {
   operationName: string | null;
   /** `performance.now()` at the start. */
   readonly started: number;
+  /** Error codes of the GraphQL result, in order (absent when the request was refused before execution). */
+  errorCodes?: string[];
+  /** The result's own completeness (absent when there was no result). */
+  complete?: boolean;
 }
 
 const byRequest = new WeakMap<Request, RequestTelemetry>();
