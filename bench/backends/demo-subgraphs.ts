@@ -4,6 +4,7 @@ import { PACKAGE_ROOT } from '../../src/config/paths.js';
 import { countSubgraphRequests, writeSupergraph } from '../lib/supergraph.js';
 import type { Backend, RunningBackend, StartContext } from '../lib/types.js';
 import { FAST_DEMO_SUBGRAPH_NAMES, readDemoSdl } from './fast-demo-subgraphs.js';
+import { fastSubgraphsBackend } from './fast-subgraphs-backend.js';
 
 /** The demo catalogue holds ids "1".."1000" (subgraphs/kit/catalog.ts). */
 const CATALOGUE_SIZE = 1000;
@@ -13,29 +14,22 @@ export function productIdFor(n: number): string {
   return String((n % CATALOGUE_SIZE) + 1);
 }
 
+/** The line prefix its process prints before the subgraph URLs. */
+export const FAST_DEMO_LABEL = 'fast demo subgraphs';
+
 /**
  * The demo schema and data served by bench/backends/fast-demo-subgraphs-main.ts: one process on the load
  * core, a few times cheaper per call than the yoga-based demo subgraphs, so that the gateway stays the
  * bottleneck. Same SDL files, same generated tables: the data check hashes are those of the real demo.
  */
-export const fastDemoBackend: Backend = {
+export const fastDemoBackend = fastSubgraphsBackend({
   name: 'fast-demo',
   description: 'demo schema and data on lean graphql-js servers (bench/backends/fast-subgraph-server.ts), one process',
-  async start(context: StartContext): Promise<RunningBackend> {
-    const child = await context.supervisor.start({
-      name: 'fast demo subgraphs',
-      command: process.execPath,
-      args: [path.join(PACKAGE_ROOT, 'dist', 'bench', 'backends', 'fast-demo-subgraphs-main.js')],
-      core: context.cores.load,
-      cwd: PACKAGE_ROOT,
-      ready: /^fast demo subgraphs (\{.*\})$/,
-    });
-    const urls = JSON.parse(child.announced) as Record<(typeof FAST_DEMO_SUBGRAPH_NAMES)[number], string>;
-    const subgraphs = FAST_DEMO_SUBGRAPH_NAMES.map((name) => ({ name, url: urls[name], sdl: readDemoSdl(name) }));
-    const supergraphFile = writeSupergraph(context.workDir, 'demo', subgraphs);
-    return { supergraphFile, subgraphs, processes: [child], subgraphRequests: () => countSubgraphRequests(Object.values(urls)) };
-  },
-};
+  entry: 'fast-demo-subgraphs-main.js',
+  label: FAST_DEMO_LABEL,
+  subgraphs: FAST_DEMO_SUBGRAPH_NAMES,
+  sdlOf: readDemoSdl,
+});
 
 /**
  * The real demo subgraphs (`switchyard subgraph serve NAME`, graphql-yoga, DataLoader), one process each on

@@ -107,3 +107,22 @@ export function startFastSubgraph(options: FastSubgraphOptions, port = 0, host =
     });
   });
 }
+
+/**
+ * A process entry's whole work: start one fast server per schema, print `<label> {"name":"url",...}` on
+ * one stdout line (the bench waits for it, see fastSubgraphsBackend), and close them all on SIGTERM or SIGINT.
+ */
+export async function serveFastSubgraphs(label: string, schemas: Readonly<Record<string, GraphQLSchema>>): Promise<void> {
+  const names = Object.keys(schemas);
+  const running = await Promise.all(names.map((name) => startFastSubgraph({ schema: schemas[name]! })));
+  const urls = Object.fromEntries(names.map((name, i) => [name, running[i]!.url]));
+  console.log(`${label} ${JSON.stringify(urls)}`);
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    void Promise.all(running.map((subgraph) => subgraph.close())).then(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
