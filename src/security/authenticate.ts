@@ -8,7 +8,6 @@ import {
   decodeProtectedHeader,
   jwksCache,
   jwtVerify,
-  SignJWT,
   type CryptoKey,
   type ExportedJWKSCache,
   type FetchImplementation,
@@ -602,17 +601,9 @@ export async function mintDevToken(keyRing: KeyRing, options: DevTokenOptions): 
   if (!Number.isFinite(ttlSeconds) || ttlSeconds <= 0) throw new TypeError('mintDevToken: ttlSeconds must be positive');
   const key = keyRing.activeKey('dev-issuer');
   const iat = Math.floor((options.now ?? Date.now)() / 1000);
-  const claims: JWTPayload = {};
+  const claims: JWTPayload = { iss: options.issuer ?? DEV_ISSUER, aud: options.audience ?? DEV_AUDIENCE, sub: options.sub, iat, exp: iat + Math.ceil(ttlSeconds), jti: randomUUID() };
   if (options.scopes?.length) claims.scope = options.scopes.join(' ');
   if (options.clientId) claims.client_id = options.clientId;
   if (options.roles?.length) claims.roles = [...options.roles];
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
-    .setIssuer(options.issuer ?? DEV_ISSUER)
-    .setAudience(options.audience ?? DEV_AUDIENCE)
-    .setSubject(options.sub)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + Math.ceil(ttlSeconds))
-    .setJti(randomUUID())
-    .sign(key.privateKey);
+  return key.signJwt(claims);
 }

@@ -2,6 +2,7 @@
 import { calculateJwkThumbprint, errors, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JSONWebKeySet, type JWK, type JWSHeaderParameters } from 'jose';
 import type { Database, Queryable } from '../registry/database.js';
 import { activeSigningKey, insertSigningKeyUnlessActive, publishedSigningKeys, rotateSigningKey, type SigningKeyRow } from '../registry/signing-key-store.js';
+import { createJwtSigner, type JwtSigner } from './jws-signer.js';
 
 /**
  * What a key signs. Each purpose has its own keys, so a token of one kind can never verify as the other:
@@ -26,6 +27,8 @@ export interface SigningKey {
   readonly alg: SigningAlgorithm;
   /** Non-extractable. */
   readonly privateKey: CryptoKey;
+  /** Signs claims as a compact JWT with header `{ alg, kid, typ: "at+jwt" }` (RFC 9068 §2.1), synchronously: see jws-signer.ts. */
+  readonly signJwt: JwtSigner;
   /** The public JWK as published in the JWKS (`kid`, `alg`, `use: "sig"` included). */
   readonly publicJwk: JWK;
   readonly createdAt: Date;
@@ -92,7 +95,8 @@ async function toSigningKey(row: KeyRow): Promise<SigningKey> {
   // Stored JWKs carry `ext: true` from the export; the imported key must not be extractable again.
   const { ext: _ext, key_ops: _ops, ...jwk } = row.private_jwk;
   const privateKey = (await importJWK(jwk, row.alg, { extractable: false })) as CryptoKey;
-  return { kid: row.kid, purpose: row.purpose, alg: row.alg, privateKey, publicJwk: row.public_jwk, createdAt: row.created_at };
+  const signJwt = createJwtSigner(jwk, row.alg, { kid: row.kid, typ: 'at+jwt' });
+  return { kid: row.kid, purpose: row.purpose, alg: row.alg, privateKey, signJwt, publicJwk: row.public_jwk, createdAt: row.created_at };
 }
 
 /**

@@ -1,6 +1,6 @@
 // Per-subgraph tokens (token swap): the router's local minter, the RFC 8693 token exchange client, and the cache in front of either.
 import { createHash, randomUUID } from 'node:crypto';
-import { decodeJwt, SignJWT, type JWTPayload } from 'jose';
+import { decodeJwt, type JWTPayload } from 'jose';
 import type { Principal } from './authenticate.js';
 import type { KeyRing } from './signing-keys.js';
 
@@ -73,7 +73,8 @@ export interface LocalMinterOptions {
 }
 
 /**
- * Mints per-subgraph tokens with the KeyRing's active `subgraph-token` key (no I/O; ~0.1 ms for ES256).
+ * Mints per-subgraph tokens with the KeyRing's active `subgraph-token` key (no I/O; one synchronous
+ * signature, about 50 µs for ES256 on the bench machine: see jws-signer.ts).
  * Claims: `iss`, `sub` (the user, or `anonymous`), `aud` (the subgraph: RFC 7519 §4.1.3, so a token
  * stolen from one subgraph is refused by every other), `scope` (the user's, space-separated, RFC 8693
  * §4.2; left out when empty), `act: { sub: actor }` (RFC 8693 §4.1: the router acts for the user),
@@ -94,18 +95,10 @@ export function createLocalMinter(keyRing: KeyRing, options: LocalMinterOptions 
     let exp = iat + Math.ceil(lifetimeSeconds);
     // Never outlive the user's token: the subgraph must not accept the user after the router would not.
     if (principal) exp = Math.min(exp, Math.floor(principal.expiresAt.getTime() / 1000));
-    const claims: JWTPayload = { act: { sub: actor } };
+    const claims: JWTPayload = { iss: issuer, sub: principal?.subject ?? ANONYMOUS_SUBJECT, aud: audience, iat, exp, jti: randomUUID(), act: { sub: actor } };
     if (principal?.scopes.length) claims.scope = principal.scopes.join(' ');
     if (principal?.clientId) claims.client_id = principal.clientId;
-    const token = await new SignJWT(claims)
-      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
-      .setIssuer(issuer)
-      .setSubject(principal?.subject ?? ANONYMOUS_SUBJECT)
-      .setAudience(audience)
-      .setIssuedAt(iat)
-      .setExpirationTime(exp)
-      .setJti(randomUUID())
-      .sign(key.privateKey);
+    const token = key.signJwt(claims);
     return { token, expiresAt: exp * 1000 };
   }
   return { issue, tokenFor: tokenForFrom(issue) };
