@@ -47,6 +47,7 @@ export async function revokePermission(db: Queryable, principal: string, coordin
  */
 export class PermissionBook {
   #rules = new Map<string, ReadonlySet<string>>();
+  #named = new Set<string>();
   #version = 0;
 
   get version(): number {
@@ -55,13 +56,21 @@ export class PermissionBook {
 
   replace(rules: readonly Pick<PermissionRule, 'principal' | 'coordinate'>[]): void {
     const next = new Map<string, Set<string>>();
+    const named = new Set<string>();
     for (const { principal, coordinate } of rules) {
       let set = next.get(coordinate);
       if (!set) next.set(coordinate, (set = new Set()));
       set.add(principal);
+      named.add(principal);
     }
     this.#rules = next;
+    this.#named = named;
     this.#version++;
+  }
+
+  /** Whether any rule names this principal: one no rule names cannot change a decision. */
+  names(principal: string): boolean {
+    return this.#named.has(principal);
   }
 
   /** The principals allowed on a coordinate, or undefined when no rule protects it. */

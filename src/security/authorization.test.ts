@@ -189,6 +189,26 @@ describe('Authorizer memoisation', () => {
     expect(allowed.pruned).toBeUndefined();
   });
 
+  it('shares one decision between users whom no rule tells apart, and keeps one per user a rule names', () => {
+    const { schema } = stitchedGraph();
+    const book = new PermissionBook();
+    book.replace([{ principal: 'sub:carol', coordinate: 'Product.reviews' }]);
+    const authorizer = new Authorizer({ book, defaultPolicy: 'open' });
+    const alice = authorizer.decide(schema, new Map(), document, undefined, new Set(['authenticated', 'sub:alice', 'scope:read']));
+    expect(authorizer.decide(schema, new Map(), document, undefined, new Set(['authenticated', 'sub:dave', 'scope:read']))).toBe(alice);
+    expect([...alice.denied]).toEqual(['Product.reviews']);
+    const carol = authorizer.decide(schema, new Map(), document, undefined, new Set(['authenticated', 'sub:carol', 'scope:read']));
+    expect(carol.denied.size).toBe(0);
+    // Scopes always count (the SDL's @requiresScopes reads them), named by a rule or not.
+    const requiresScope = new Map([['Product.name', { authenticated: true, scopes: [['catalog']] }]]);
+    const withScope = authorizer.decide(schema, requiresScope, document, undefined, new Set(['authenticated', 'sub:erin', 'scope:catalog']));
+    expect(withScope.denied.has('Product.name')).toBe(false);
+    expect(authorizer.decide(schema, requiresScope, document, undefined, new Set(['authenticated', 'sub:erin']))).not.toBe(withScope);
+    // A grant that names a user is a new rule version: that user's next decision is their own.
+    book.replace([{ principal: 'sub:carol', coordinate: 'Product.reviews' }, { principal: 'sub:dave', coordinate: 'Product.reviews' }]);
+    expect(authorizer.decide(schema, new Map(), document, undefined, new Set(['authenticated', 'sub:dave', 'scope:read'])).denied.size).toBe(0);
+  });
+
   it('decides again for a new schema: a swap may change the SDL\'s requirements for the same document', () => {
     const authorizer = authorizerDenying();
     const before = stitchedGraph().schema;

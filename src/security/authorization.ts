@@ -82,8 +82,8 @@ export interface AuthorizerOptions {
  * 1. The fields a document reads (their coordinates, return types, whether at the root) are listed
  *    once per document and schema; a field selected on an interface counts as read on each of its
  *    object types too.
- * 2. A decision is computed once per schema, document, operation, rule version and principal set,
- *    and memoised (at most 256 per document and schema). The schema is part of the key because a
+ * 2. A decision is computed once per schema, document, operation, rule version and decisive
+ *    principal set (a principal no rule names and that is no scope cannot change it), and memoised (at most 256 per document and schema). The schema is part of the key because a
  *    swap can change the SDL's requirements while clients keep sending the same (cached) document.
  * 3. A coordinate with table rules needs one of their principals; one without follows the default
  *    (`closed` applies to root fields: entry points must be granted). `@authenticated` and
@@ -139,7 +139,7 @@ export class Authorizer {
   }
 
   decide(schema: GraphQLSchema, requirements: ReadonlyMap<string, Requirement>, document: DocumentNode, operationName: string | null | undefined, principals: ReadonlySet<string>): Decision {
-    const key = `${this.#book.version}|${operationName ?? ''}|${[...principals].sort().join(' ')}`;
+    const key = `${this.#book.version}|${operationName ?? ''}|${this.#decisiveKey(principals)}`;
     let bySchema = this.#decisions.get(schema);
     if (!bySchema) this.#decisions.set(schema, (bySchema = new WeakMap()));
     let perDocument = bySchema.get(document);
@@ -150,6 +150,20 @@ export class Authorizer {
     if (perDocument.size >= 256) perDocument.delete(perDocument.keys().next().value as string);
     perDocument.set(key, decision);
     return decision;
+  }
+
+  /**
+   * The principals that can change a decision, as a key: those some rule names, every scope (the SDL's
+   * `@requiresScopes` reads them), and `authenticated`/`anonymous`. Each user carries their own
+   * `sub:`; leaving out the ones no rule names lets every user with the same scopes share a decision
+   * instead of computing one per user.
+   */
+  #decisiveKey(principals: ReadonlySet<string>): string {
+    const decisive: string[] = [];
+    for (const principal of principals) {
+      if (principal.startsWith('scope:') || principal === 'authenticated' || principal === 'anonymous' || this.#book.names(principal)) decisive.push(principal);
+    }
+    return decisive.sort().join(' ');
   }
 
   #allowed(coordinate: string, principals: ReadonlySet<string>, root: boolean): boolean {
