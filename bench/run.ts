@@ -5,6 +5,7 @@ import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './lib/args
 import { RequestNumbers } from './lib/load.js';
 import { describeMachine } from './lib/machine.js';
 import { canPin, pinSelf, ProcessSupervisor } from './lib/processes.js';
+import { breakdownProfiles, formatBreakdowns } from './lib/profile-summary.js';
 import { runScenario } from './lib/run-scenario.js';
 import { summarise } from './lib/summary.js';
 import type { CoreLayout, Scenario } from './lib/types.js';
@@ -126,7 +127,11 @@ async function main(options: BenchOptions): Promise<number> {
   const file = writeReport(report);
   const minutes = (Date.parse(report.finishedAt) - Date.parse(startedAt)) / 60_000;
   console.log(`\nraw measurements: ${file} (run took ${minutes.toFixed(1)} min)`);
-  if (profileRoot) console.log(`CPU profiles: ${profileRoot}/<scenario>/<variant>.cpuprofile`);
+  if (profileRoot) {
+    // The gateways write their profiles when they stop, after their scenario: read them all at the end.
+    for (const { result } of report.scenarios) console.log(`\n${formatBreakdowns(result.name, breakdownProfiles(result, path.join(profileRoot, result.name)))}`);
+    console.log(`\nCPU profiles: ${profileRoot}/<scenario>/<variant>.cpuprofile (open in Chrome DevTools)`);
+  }
   return report.failures.length ? 1 : 0;
 }
 

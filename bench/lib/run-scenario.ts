@@ -42,6 +42,8 @@ export interface Measurement {
   peakRssKb: number | undefined;
   /** Subgraph requests per operation sent (warm-up included); undefined when the backend cannot count. */
   fetchesPerOperation: number | undefined;
+  /** The measured window on the monotonic clock, in µs (what V8 CPU profiles time their samples with). */
+  windowUs?: [number, number];
 }
 
 export interface ScenarioResult {
@@ -228,7 +230,7 @@ async function measure(
     return total;
   };
   // CPU time of each side, read when the measured window opens and closes (warm-up excluded).
-  const at: Partial<Record<'start' | 'end', { wall: number; gateway?: number; subgraphs?: number; loadGenerator: NodeJS.CpuUsage; gatewayCore?: number; loadCore?: number }>> = {};
+  const at: Partial<Record<'start' | 'end', { wall: number; monotonicUs: number; gateway?: number; subgraphs?: number; loadGenerator: NodeJS.CpuUsage; gatewayCore?: number; loadCore?: number }>> = {};
   const pinned = context.cores.gateway !== undefined && context.cores.load !== undefined;
   const fetchesBefore = subgraphRequests ? await subgraphRequests() : undefined;
   const load = await runLoad({
@@ -242,6 +244,7 @@ async function measure(
     onWindow: (edge) => {
       at[edge] = {
         wall: performance.now(),
+        monotonicUs: Number(process.hrtime.bigint() / 1000n),
         gateway: gateway.process.cpuMs(),
         subgraphs: cpuOf(subgraphs),
         loadGenerator: process.cpuUsage(),
@@ -270,6 +273,7 @@ async function measure(
     },
     peakRssKb: gateway.process.peakRssKb(),
     fetchesPerOperation: fetchesBefore !== undefined && fetchesAfter !== undefined && load.sentTotal > 0 ? (fetchesAfter - fetchesBefore) / load.sentTotal : undefined,
+    windowUs: [start.monotonicUs, end.monotonicUs],
   };
 }
 
