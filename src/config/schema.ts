@@ -51,7 +51,7 @@ export const configSchema = z
     /** Write an audit row per request (needs the database). Default on; off only to measure its cost. */
     audit: booleanLike.default(true),
     /** Lifetime of a per-subgraph token minted by the router, in seconds (never beyond the user token). Default 60. */
-    subgraphTokenTtlSeconds: z.coerce.number().int().min(5).max(3600).default(60),
+    subgraphTokenTtlSeconds: z.coerce.number().int().min(5).max(3600).default(300),
     /** Coordinates without any permission rule: `open` (allowed) or `closed` (denied). Default `open`. */
     authorizationDefault: z.enum(['open', 'closed']).default('open'),
     /** Largest accepted request body, in bytes (413 beyond). Default 1 MiB. */

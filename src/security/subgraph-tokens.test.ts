@@ -49,7 +49,7 @@ describe('local minter', () => {
     expect(payload).toMatchObject({ iss: 'switchyard', aud: 'reviews', sub: 'user-7', scope: 'reviews:read reviews:write', act: { sub: 'switchyard-router' }, client_id: 'web' });
     expect(typeof payload.jti).toBe('string');
     expect(protectedHeader).toEqual({ alg: 'ES256', kid: ring.activeKey('subgraph-token').kid, typ: 'at+jwt' });
-    expect((payload.exp as number) - (payload.iat as number)).toBe(60);
+    expect((payload.exp as number) - (payload.iat as number)).toBe(300);
     expect(issued.expiresAt).toBe((payload.exp as number) * 1000);
     expect(await minter.tokenFor(user, 'reviews')).not.toBe(issued.token); // fresh jti each time
   });

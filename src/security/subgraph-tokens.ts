@@ -64,7 +64,7 @@ function tokenForFrom(issue: SubgraphTokenSource['issue']): SubgraphTokenSource[
 export interface LocalMinterOptions {
   /** `iss` of minted tokens. Default `switchyard`; subgraphs check it. */
   issuer?: string;
-  /** Lifetime of a minted token, in seconds. Default 60; never beyond the user token's `exp`. */
+  /** Lifetime of a minted token, in seconds. Default 300 (decision 004); never beyond the user token's `exp`. */
   lifetimeSeconds?: number;
   /** `act.sub`, the party acting for the user (RFC 8693 §4.1). Default `switchyard-router`. */
   actor?: string;
@@ -83,7 +83,7 @@ export interface LocalMinterOptions {
  */
 export function createLocalMinter(keyRing: KeyRing, options: LocalMinterOptions = {}): SubgraphTokenSource {
   const issuer = options.issuer ?? ROUTER_ISSUER;
-  const lifetimeSeconds = options.lifetimeSeconds ?? 60;
+  const lifetimeSeconds = options.lifetimeSeconds ?? 300;
   const actor = options.actor ?? ROUTER_ACTOR;
   const now = options.now ?? Date.now;
   if (!Number.isFinite(lifetimeSeconds) || lifetimeSeconds <= 0) throw new TypeError('lifetimeSeconds must be positive');
