@@ -40,6 +40,17 @@ export function useAudit(options: AuditOptions): Plugin {
   const { writer } = options;
   const endpoint = options.endpoint ?? '/graphql';
   const pending = new WeakMap<Request, Pending>();
+  // Clients send the same few documents again and again: hash each once (bounded, oldest out first).
+  const hashes = new Map<string, string>();
+  function hashOf(query: string): string {
+    let hash = hashes.get(query);
+    if (hash === undefined) {
+      hash = createHash('sha256').update(query).digest('hex');
+      if (hashes.size >= 1024) hashes.delete(hashes.keys().next().value as string);
+      hashes.set(query, hash);
+    }
+    return hash;
+  }
   return {
     onRequest({ request, url }) {
       if (url.pathname !== endpoint) return;
@@ -58,7 +69,7 @@ export function useAudit(options: AuditOptions): Plugin {
     onParams({ request, params }) {
       const entry = pending.get(request);
       if (!entry) return;
-      if (params.query) entry.operationHash = createHash('sha256').update(params.query).digest('hex');
+      if (params.query) entry.operationHash = hashOf(params.query);
       entry.operationName = params.operationName ?? null;
     },
     onExecute({ args }) {
