@@ -66,6 +66,11 @@ export function formatScenario(result: ScenarioResult, summary: ScenarioSummary,
     const disturbed = t.disturbedMeasurements ? `; ${t.disturbedMeasurements} disturbed measurements` : '';
     lines.push(`  target: ${t.statement}: ${t.variant} / ${t.baseline} throughput = ${ratio(t.ratio)} (median), needs >= ${t.minRatio}, reached in ${t.roundsMet} of ${t.rounds} rounds${disturbed}: ${outcome}`);
   }
+  if (result.firstRequestRps) {
+    const base = result.firstRequestRps[result.baseline];
+    const passes = Object.entries(result.firstRequestRps).map(([name, rps]) => `${name} ${rps.toFixed(0)} rps${base ? ` (${ratio(rps / base)})` : ''}`);
+    lines.push(`  first request of every header value (each cache keyed on it cold; one pass per variant before round 1, not paired): ${passes.join(', ')}`);
+  }
   for (const skipped of result.skipped) lines.push(`  NOT MEASURED: ${skipped.name} (${skipped.description}): ${firstLines(skipped.reason)}`);
   for (const warning of summary.warnings) lines.push(`  warning: ${warning}`);
   return lines.join('\n');

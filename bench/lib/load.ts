@@ -22,6 +22,8 @@ export interface LoadOptions {
   /** Builds request `n`; `n` is unique within the whole bench run (see RequestNumbers). */
   request: (n: number) => LoadRequest;
   numbers: RequestNumbers;
+  /** Stop sending after this many requests (the window may end first). Default: no limit. */
+  maxRequests?: number;
   /** Called every ~500 ms while the load runs (memory sampling). */
   onTick?: () => void;
   /** Called when the measured window opens and when it closes (CPU time snapshots). */
@@ -93,7 +95,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const windowTimers = [setTimeout(windowEdge, options.warmupMs, 'start'), setTimeout(windowEdge, options.warmupMs + options.durationMs, 'end')];
 
   async function connectionLoop(): Promise<void> {
-    while (performance.now() < endAt) {
+    while (performance.now() < endAt && sentTotal < (options.maxRequests ?? Number.POSITIVE_INFINITY)) {
       const { body, headers } = options.request(options.numbers.next());
       const sentAt = performance.now();
       sentTotal++;

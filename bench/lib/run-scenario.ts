@@ -62,6 +62,8 @@ export interface ScenarioResult {
   /** Size of the first sample answer's body from each measured variant, in bytes. */
   answerBytes: Record<string, number>;
   measurements: Measurement[];
+  /** With Scenario.headerPeriod: each variant's throughput while answering every header value for the first time (one pass, not paired). */
+  firstRequestRps?: Record<string, number>;
   /** Wall time of the whole scenario, from starting the backend to the last measurement, in ms. */
   elapsedMs: number;
 }
@@ -167,6 +169,23 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
       }
     }
 
+    const firstRequestRps: Record<string, number> = {};
+    if (scenario.headerPeriod && !options.identical) {
+      for (const [i, variant] of variants.entries()) {
+        const pass = await runLoad({
+          url: gateways[i].url,
+          connections: options.connections,
+          warmupMs: 0,
+          durationMs: 600_000,
+          maxRequests: scenario.headerPeriod,
+          numbers: context.numbers,
+          request: requestFor,
+        });
+        firstRequestRps[variant.name] = pass.completedTotal / (pass.wallMs / 1000);
+        context.log(`  ${variant.name}: every one of the ${scenario.headerPeriod} header values once (${firstRequestRps[variant.name]!.toFixed(0)} rps on first requests; not counted)`);
+      }
+    }
+
     const measurements: Measurement[] = [];
     const nameWidth = Math.max(16, ...variants.map((v) => v.name.length));
     for (let round = 1; round <= options.rounds; round++) {
@@ -189,6 +208,7 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
       checkRequests: samples.length,
       answerBytes,
       measurements,
+      ...(Object.keys(firstRequestRps).length ? { firstRequestRps } : {}),
       elapsedMs: performance.now() - startedAt,
     };
   } finally {

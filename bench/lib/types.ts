@@ -95,6 +95,13 @@ export interface Scenario {
    * e.g. a real signed token instead of the unique placeholder. Called only after setup() has resolved.
    */
   headers?(n: number): Record<string, string>;
+  /**
+   * When headers() cycles through a pool of values (users' tokens), its period: before timing, after
+   * priming, every variant answers that many consecutive requests, so each value has been seen once and
+   * the caches keyed on it (verified tokens, per-subgraph tokens) are in the state of a router that has
+   * served these users before. The throughput of that pass is reported as the first-request figure.
+   */
+  readonly headerPeriod?: number;
   /** Runs once before the backend starts (e.g. generates keys and tokens that headers() and the variants use). */
   setup?(context: StartContext): Promise<void>;
   /** Request numbers sent to every variant before timing; their `data` must be identical. Default [0, 1, 2, 499, 999]. */

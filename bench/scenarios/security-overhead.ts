@@ -80,6 +80,8 @@ export const securityOverhead: Scenario = {
   summary: 'demo product page (3 subgraphs), registry mode: JWT verification + subgraph tokens + audit on vs all off',
   backend: fastDemoBackend,
   variants: [securityOff, securityNoAudit, securityOn],
+  // Measured in steady state: every user has been seen once before round 1 (the pass before it gives the first-request figure).
+  headerPeriod: TOKEN_POOL_SIZE,
   setup: mintTokens,
   request: (n) => ({ query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: productIdFor(n) } }),
   headers: (n) => ({ authorization: `Bearer ${keys.tokens[n % keys.tokens.length]}` }),
