@@ -1,5 +1,6 @@
 // Retries of failed subgraph queries: jittered backoff, only while time and the retry budget allow.
 import type { RetryBudget } from './retry-budget.js';
+import type { ExecutionResult } from 'graphql';
 import { isUpstreamFailure, timeLeft, type CallWrapper, type SubgraphCall, type UpstreamFailure } from './subgraph-call.js';
 
 export interface RetryOptions {
@@ -57,27 +58,40 @@ export function withRetry(options: RetryOptions): CallWrapper {
   if (!(baseDelayMs >= 0) || !(maxDelayMs >= 0)) throw new RangeError(`baseDelayMs and maxDelayMs must be non-negative, got ${baseDelayMs} and ${maxDelayMs}`);
 
   return function retryWrapper(next) {
-    return async function callWithRetries(call) {
-      budget.recordCall();
-      let attemptCall = call;
+    /** After a failed attempt: retry while the rules allow, else rethrow the last failure. */
+    async function retryAfter(call: SubgraphCall, firstFailure: unknown): Promise<ExecutionResult> {
+      let error = firstFailure;
       for (let retries = 0; ; retries++) {
+        if (!isUpstreamFailure(error) || !error.retryable || !call.isQuery || retries >= maxRetries || call.signal.aborted) throw error;
+        const backoffMs = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retries);
+        const neededMs = typicalLatencyMs() ?? baseDelayMs;
+        if (timeLeft(call, now()) - backoffMs <= neededMs || !budget.tryWithdraw()) throw error;
+        try {
+          await sleep(backoffMs, call.signal);
+        } catch {
+          throw error;
+        }
+        if (call.signal.aborted) throw error;
+        const attemptCall: SubgraphCall = { ...call, attempt: 'retry' };
+        onRetry?.(attemptCall, error, retries + 1);
         try {
           return await next(attemptCall);
-        } catch (error) {
-          if (!isUpstreamFailure(error) || !error.retryable || !call.isQuery || retries >= maxRetries || call.signal.aborted) throw error;
-          const backoffMs = random() * Math.min(maxDelayMs, baseDelayMs * 2 ** retries);
-          const neededMs = typicalLatencyMs() ?? baseDelayMs;
-          if (timeLeft(call, now()) - backoffMs <= neededMs || !budget.tryWithdraw()) throw error;
-          try {
-            await sleep(backoffMs, call.signal);
-          } catch {
-            throw error;
-          }
-          if (call.signal.aborted) throw error;
-          attemptCall = { ...call, attempt: 'retry' };
-          onRetry?.(attemptCall, error, retries + 1);
+        } catch (failure) {
+          error = failure;
         }
       }
+    }
+    // The first attempt's promise is returned as it is: a call that succeeds (nearly all) pays for no
+    // async frame of its own here.
+    return function callWithRetries(call) {
+      budget.recordCall();
+      let first: Promise<ExecutionResult>;
+      try {
+        first = next(call);
+      } catch (error) {
+        return retryAfter(call, error);
+      }
+      return first.catch((error: unknown) => retryAfter(call, error));
     };
   };
 }
