@@ -24,7 +24,7 @@ function installInBackground(log: (line: string) => void): void {
 }
 
 function profileArgs(context: StartContext, name: string): string[] {
-  return context.profileDir ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : [];
+  return context.profileDir ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${context.instanceName ?? name}.cpuprofile`] : [];
 }
 
 interface HiveGatewayOptions {

@@ -57,7 +57,7 @@ export function switchyardVariant(options: SwitchyardVariantOptions): Variant {
     description: options.description,
     async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
       const env = typeof options.env === 'function' ? options.env() : options.env;
-      return startRouterProcess(context, options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env });
+      return startRouterProcess(context, context.instanceName ?? options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env });
     },
   };
 }
@@ -120,8 +120,9 @@ export function switchyardRegistryVariant(options: SwitchyardRegistryVariantOpti
     description: options.description,
     async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
       if (!backend.subgraphs) throw new Error(`${options.name}: the backend does not list its subgraphs, so they cannot be published to a registry`);
-      const dataDir = path.join(context.workDir, `${options.name}-data`);
-      const schemaDir = path.join(context.workDir, `${options.name}-schemas`);
+      const instance = context.instanceName ?? options.name;
+      const dataDir = path.join(context.workDir, `${instance}-data`);
+      const schemaDir = path.join(context.workDir, `${instance}-schemas`);
       mkdirSync(dataDir, { recursive: true });
       mkdirSync(schemaDir, { recursive: true });
       // One at a time: each publish composes with those already registered.
@@ -133,7 +134,7 @@ export function switchyardRegistryVariant(options: SwitchyardRegistryVariantOpti
       for (const policy of options.policies ?? []) await switchyardCli(dataDir, ['policy', 'set', ...policy]);
       const env = typeof options.env === 'function' ? options.env() : options.env;
       // Registry mode opens the embedded database first: allow it more time to be ready.
-      return startRouterProcess(context, options.name, [], { ...BASE_ENV, SWITCHYARD_DATA_DIR: dataDir, ...env }, 60_000);
+      return startRouterProcess(context, instance, [], { ...BASE_ENV, SWITCHYARD_DATA_DIR: dataDir, ...env }, 60_000);
     },
   };
 }

@@ -14,6 +14,8 @@ export interface BenchOptions {
   quick: boolean;
   /** Every request the same (body and headers): what a gateway that deduplicates or caches identical requests makes of it. */
   identical: boolean;
+  /** Measure the baseline twice, in two processes: the run's noise floor next to every ratio. */
+  control: boolean;
   /** Write a V8 CPU profile of every gateway to bench/results/profiles-<timestamp>/<scenario>/ (slows them a little, all alike). */
   cpuProf: boolean;
   list: boolean;
@@ -33,6 +35,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --rounds N         rounds; every variant is measured once per round, A B A B (default 3)
   --identical        send the same request every time (same body, same headers) instead of a unique
                      Authorization and varying variables: shows request deduplication and caching
+  --control          also measure the baseline a second time, in its own process (<baseline>-again): its
+                     ratio to the baseline is the noise floor of the run, what two identical gateways differ by
   --cpu-prof         write a CPU profile per gateway to bench/results/profiles-<timestamp>/ (open in Chrome DevTools)
   --list             list the scenarios and exit
   --help             this text`;
@@ -63,6 +67,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         rounds: { type: 'string' },
         'cpu-prof': { type: 'boolean', default: false },
         identical: { type: 'boolean', default: false },
+        control: { type: 'boolean', default: false },
         list: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -91,6 +96,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     rounds: number('rounds', values.rounds, preset.rounds, 1, true),
     quick: values.quick,
     identical: values.identical,
+    control: values.control,
     cpuProf: values['cpu-prof'],
     list: values.list,
     help: values.help,

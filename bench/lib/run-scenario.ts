@@ -19,6 +19,8 @@ export interface MeasureOptions {
   rounds: number;
   /** Send the same body and headers with every request (request 0's), instead of a unique Authorization and varying variables. */
   identical: boolean;
+  /** Also measure the baseline a second time in its own process (see withControl). */
+  control?: boolean;
 }
 
 /** CPU use during the measured window, in % of one core. */
@@ -70,6 +72,22 @@ export interface ScenarioResult {
 
 const DEFAULT_CHECK_REQUESTS = [0, 1, 2, 499, 999];
 
+/**
+ * --control: the baseline a second time, in its own process, measured right after it in every round.
+ * Its ratio to the baseline is what two identical gateways differ by in this run (each process's JIT
+ * and heap, the machine's noise): a variant's difference smaller than that is not shown by the run.
+ */
+function withControl(variants: readonly Variant[]): Variant[] {
+  const [baseline, ...others] = variants as [Variant, ...Variant[]];
+  const name = `${baseline.name}-again`;
+  const control: Variant = {
+    name,
+    description: `${baseline.description}; the baseline again in its own process (the noise floor)`,
+    start: (context, backend) => baseline.start({ ...context, instanceName: name }, backend),
+  };
+  return [baseline, control, ...others];
+}
+
 export interface RunScenarioContext {
   supervisor: ProcessSupervisor;
   /** Where gateways write CPU profiles (one folder per scenario below it); undefined: no profiling. */
@@ -107,7 +125,8 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     const backend = await scenario.backend.start(startContext);
     started.push(...backend.processes);
     const running: { variant: Variant; gateway: RunningGateway }[] = [];
-    for (const variant of scenario.variants) {
+    const scenarioVariants = options.control ? withControl(scenario.variants) : scenario.variants;
+    for (const variant of scenarioVariants) {
       try {
         const gateway = await variant.start(startContext, backend);
         started.push(gateway.process);
@@ -150,9 +169,9 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     const dataHash = expected.hash;
     const answerBytes = Object.fromEntries(measured.map(({ variant }) => [variant.name, checks.get(variant)!.bodyBytes[0]]));
     context.log(
-      `  data check: ${samples.length} sample requests, same data from ${variants.length === scenario.variants.length ? 'all ' : ''}${variants.length} variants (sha256 ${dataHash}; first answer ${formatBytes(expected.bodyBytes[0])})`,
+      `  data check: ${samples.length} sample requests, same data from ${variants.length === scenarioVariants.length ? 'all ' : ''}${variants.length} variants (sha256 ${dataHash}; first answer ${formatBytes(expected.bodyBytes[0])})`,
     );
-    if (variants[0] !== scenario.variants[0]) context.log(`  baseline: ${scenario.variants[0].name} is not measured, so ratios are against ${variants[0].name}`);
+    if (variants[0] !== scenarioVariants[0]) context.log(`  baseline: ${scenarioVariants[0]!.name} is not measured, so ratios are against ${variants[0].name}`);
     const requestFor = requestFactory(scenario, options.identical);
 
     if (options.primeMs > 0) {

@@ -16,6 +16,8 @@ export interface StartContext {
   workDir: string;
   /** With --cpu-prof: where a Node.js gateway writes its V8 CPU profile when it exits (a variant that cannot, ignores it). */
   profileDir?: string;
+  /** The name this instance of the variant goes by (its process, profile file, work folders) when it is not the variant's own: the --control copy of a baseline. */
+  instanceName?: string;
   /** Progress lines (e.g. a peer's first install); stdout when absent. */
   log?: (line: string) => void;
 }
