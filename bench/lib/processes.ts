@@ -32,7 +32,11 @@ export interface ChildHandle {
   peakRssKb(): number | undefined;
   /** Reads /proc/<pid>/status once more, so peakRssKb() cannot miss a peak that VmHWM does not report. */
   sample(): void;
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited. */
+  /** SIGSTOP: the process takes no CPU at all (timers, pollers) until resume(). */
+  pause(): void;
+  /** SIGCONT after pause(). */
+  resume(): void;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process has exited (a paused one is resumed first). */
   stop(graceMs?: number): Promise<void>;
 }
 
@@ -120,6 +124,12 @@ export class ProcessSupervisor {
       cpuMs: () => readProcessCpuMs(pid),
       peakRssKb: () => peakKb,
       sample,
+      pause: () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGSTOP');
+      },
+      resume: () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
+      },
       stop: (graceMs = 5_000) => {
         sample();
         return stopChild(child, exited, graceMs);
@@ -140,6 +150,8 @@ export class ProcessSupervisor {
 
 async function stopChild(child: ChildProcess, exited: Promise<void>, graceMs: number): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
+  // A paused (SIGSTOP) child would hold SIGTERM pending for ever: continue it first (harmless otherwise).
+  child.kill('SIGCONT');
   child.kill('SIGTERM');
   const timedOut = Symbol('timeout');
   const outcome = await Promise.race([exited, delay(graceMs, timedOut)]);

@@ -105,7 +105,8 @@ export interface RunScenarioContext {
  *    optional variant is left out, a non-optional one fails the scenario;
  * 3. primes each gateway with unmeasured load, so round 1 does not time V8 optimising the hot path;
  * 4. for each round, measures every variant in order (A B A B ...): all gateways stay up between rounds, so
- *    each measurement's warm-up only has to re-warm, not restart, and the idle gateway costs next to nothing;
+ *    each measurement's warm-up only has to re-warm, not restart; the gateways not under load are paused
+ *    (SIGSTOP) meanwhile, so they take no CPU from the gateway core at all;
  * 5. stops everything it started, whatever happened.
  */
 export async function runScenario(scenario: Scenario, options: MeasureOptions, context: RunScenarioContext): Promise<ScenarioResult> {
@@ -173,9 +174,16 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     );
     if (variants[0] !== scenarioVariants[0]) context.log(`  baseline: ${scenarioVariants[0]!.name} is not measured, so ratios are against ${variants[0].name}`);
     const requestFor = requestFactory(scenario, options.identical);
+    // Only the gateway under load runs: the others are paused (SIGSTOP), so their timers and pollers
+    // (a registry-mode router polls its embedded database every 250 ms) take nothing from the gateway core.
+    const runOnly = (i: number) => {
+      gateways[i]!.process.resume();
+      for (const [j, gateway] of gateways.entries()) if (j !== i) gateway.process.pause();
+    };
 
     if (options.primeMs > 0) {
       for (const [i, variant] of variants.entries()) {
+        runOnly(i);
         const primed = await runLoad({
           url: gateways[i].url,
           connections: options.connections,
@@ -191,6 +199,7 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     const firstRequestRps: Record<string, number> = {};
     if (scenario.headerPeriod && !options.identical) {
       for (const [i, variant] of variants.entries()) {
+        runOnly(i);
         const pass = await runLoad({
           url: gateways[i].url,
           connections: options.connections,
@@ -209,12 +218,14 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     const nameWidth = Math.max(16, ...variants.map((v) => v.name.length));
     for (let round = 1; round <= options.rounds; round++) {
       for (const [i, variant] of variants.entries()) {
+        runOnly(i);
         const measured = await measure(requestFor, gateways[i], backend.processes, backend.subgraphRequests, options, context);
         const measurement: Measurement = { round, variant: variant.name, ...measured };
         measurements.push(measurement);
         context.log(`  round ${round}/${options.rounds}  ${formatProgress(measurement, nameWidth)}`);
       }
     }
+    for (const gateway of gateways) gateway.process.resume();
     return {
       name: scenario.name,
       summary: scenario.summary,
