@@ -56,10 +56,10 @@ function clientSignalOf(context: unknown, request: Request | undefined): AbortSi
   const res = (context as { res?: ServerResponse } | undefined)?.res;
   if (!res || typeof res.once !== 'function' || !('writableFinished' in res)) return request?.signal;
   const controller = new AbortController();
-  if (res.destroyed && !res.writableFinished) controller.abort(new DOMException('the client closed the connection', 'AbortError'));
-  else
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort(new DOMException('the client closed the connection', 'AbortError'));
-    });
+  const abortUnlessAnswered = () => {
+    if (!res.writableFinished) controller.abort(new DOMException('the client closed the connection', 'AbortError'));
+  };
+  if (res.destroyed) abortUnlessAnswered();
+  else res.once('close', abortUnlessAnswered);
   return controller.signal;
 }
