@@ -14,6 +14,18 @@ export function productIdFor(n: number): string {
   return String((n % CATALOGUE_SIZE) + 1);
 }
 
+/** The demo product page: product, then reviews and inventory in parallel (three subgraph calls). */
+export const PRODUCT_PAGE = /* GraphQL */ `
+  query ProductPage($id: ID!) {
+    product(id: $id) { id name price reviews { id rating body author } inventory { inStock warehouse } }
+  }
+`;
+
+/** Request `n` of the product page, its id from productIdFor. */
+export function productPageRequest(n: number): { query: string; operationName: string; variables: { id: string } } {
+  return { query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: productIdFor(n) } };
+}
+
 /** The line prefix its process prints before the subgraph URLs. */
 export const FAST_DEMO_LABEL = 'fast demo subgraphs';
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Pool } from 'undici';
+import { productPageRequest } from '../backends/demo-subgraphs.js';
 import { FAST_DEMO_SUBGRAPH_NAMES, readDemoSdl } from '../backends/fast-demo-subgraphs.js';
 import { switchyardRegistryVariant } from '../gateways/switchyard.js';
 import { runLoad, type RequestNumbers } from '../lib/load.js';
@@ -27,12 +28,6 @@ export interface Measurement {
 
 /** Wanted waiters; fewer when the open-file limit does not allow that many sockets (each side holds one per request). */
 const TARGET_WAITERS = 10_000;
-
-const PRODUCT_PAGE = /* GraphQL */ `
-  query ProductPage($id: ID!) {
-    product(id: $id) { id name price reviews { id rating body author } inventory { inStock warehouse } }
-  }
-`;
 
 /** The soft limit on open files of this process (the router inherits it), from /proc/self/limits. */
 function openFileLimit(): number {
@@ -183,7 +178,7 @@ export const queueMemory: Measurement = {
               method: 'POST',
               signal: controller.signal,
               headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer bench-${n}` },
-              body: JSON.stringify({ query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: String((n % 1000) + 1) } }),
+              body: JSON.stringify(productPageRequest(n)),
             })
             .then(
               async (response) => {

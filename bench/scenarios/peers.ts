@@ -1,5 +1,5 @@
 // Scenarios: Switchyard side by side with other federation gateways (Hive Gateway, its Rust query planner, Apollo Gateway) on three workloads.
-import { demoSubgraphsBackend, fastDemoBackend, productIdFor } from '../backends/demo-subgraphs.js';
+import { demoSubgraphsBackend, fastDemoBackend, productPageRequest } from '../backends/demo-subgraphs.js';
 import { federationBenchmarkBackend } from '../backends/federation-benchmark.js';
 import { readWorkloadQuery } from '../backends/federation-benchmark-subgraphs.js';
 import { apolloGateway, hiveGateway, hiveGatewayRouterRuntime } from '../gateways/peers.js';
@@ -28,12 +28,6 @@ export const peersHeavy: Scenario = {
   checkRequests: [0, 1],
 };
 
-const PRODUCT_PAGE = /* GraphQL */ `
-  query ProductPage($id: ID!) {
-    product(id: $id) { id name price reviews { id rating body author } inventory { inStock warehouse } }
-  }
-`;
-
 /** The demo product page of the other scenarios, ids 1..1000 in turn: three subgraph calls (product, then reviews and inventory). */
 export const peersProductPage: Scenario = {
   name: 'peers-product-page',
@@ -41,7 +35,7 @@ export const peersProductPage: Scenario = {
   backend: fastDemoBackend,
   alternativeBackends: [demoSubgraphsBackend],
   variants: PEERS,
-  request: (n) => ({ query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: productIdFor(n) } }),
+  request: productPageRequest,
 };
 
 /** `{ hello }` on accounts: one subgraph call with a tiny answer, so each gateway's fixed cost per request is what is timed. */

@@ -1,13 +1,7 @@
 // Scenario: what the operation queue costs when it never makes anyone wait (issue 5: under 3%).
-import { fastDemoBackend, productIdFor } from '../backends/demo-subgraphs.js';
+import { fastDemoBackend, productPageRequest } from '../backends/demo-subgraphs.js';
 import { switchyardRegistryVariant } from '../gateways/switchyard.js';
 import type { Scenario } from '../lib/types.js';
-
-const PRODUCT_PAGE = /* GraphQL */ `
-  query ProductPage($id: ID!) {
-    product(id: $id) { id name price reviews { id rating body author } inventory { inStock warehouse } }
-  }
-`;
 
 /** Both: registry mode on their own embedded database, auth off, no audit (only the queue differs). */
 const COMMON_ENV = { SWITCHYARD_AUTH_MODE: 'off', SWITCHYARD_AUDIT: 'false' };
@@ -31,6 +25,6 @@ export const queueOverhead: Scenario = {
   summary: 'demo product page (3 subgraphs), registry mode: an operation queue that never waits vs none',
   backend: fastDemoBackend,
   variants: [queueNone, queueWide],
-  request: (n) => ({ query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: productIdFor(n) } }),
+  request: productPageRequest,
   target: { variant: queueWide.name, minRatio: 0.97, statement: 'a queue that admits at once costs under 3% of throughput' },
 };

@@ -1,13 +1,7 @@
 // Scenario: what the aggregation resilience layer costs on the happy path of the demo product page (issue 3: under 5%).
-import { demoSubgraphsBackend, fastDemoBackend, productIdFor } from '../backends/demo-subgraphs.js';
+import { demoSubgraphsBackend, fastDemoBackend, productPageRequest } from '../backends/demo-subgraphs.js';
 import { resilienceOff, resilienceOn } from '../gateways/switchyard.js';
 import type { Scenario } from '../lib/types.js';
-
-const PRODUCT_PAGE = /* GraphQL */ `
-  query ProductPage($id: ID!) {
-    product(id: $id) { id name price reviews { id rating body author } inventory { inStock warehouse } }
-  }
-`;
 
 /** Three subgraphs per request (product, then reviews and inventory in parallel): every wrapper runs three times. */
 export const resilienceOverhead: Scenario = {
@@ -16,6 +10,6 @@ export const resilienceOverhead: Scenario = {
   backend: fastDemoBackend,
   alternativeBackends: [demoSubgraphsBackend],
   variants: [resilienceOff, resilienceOn],
-  request: (n) => ({ query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: productIdFor(n) } }),
+  request: productPageRequest,
   target: { variant: resilienceOn.name, minRatio: 0.95, statement: 'the resilience layer costs under 5% of throughput' },
 };

@@ -1,14 +1,8 @@
 // Scenario: what verifying user JWTs, minting per-subgraph tokens and writing an audit row cost on the demo product page (issue 4: under 10%).
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
-import { fastDemoBackend, productIdFor } from '../backends/demo-subgraphs.js';
+import { fastDemoBackend, productPageRequest } from '../backends/demo-subgraphs.js';
 import { switchyardRegistryVariant } from '../gateways/switchyard.js';
 import type { Scenario } from '../lib/types.js';
-
-const PRODUCT_PAGE = /* GraphQL */ `
-  query ProductPage($id: ID!) {
-    product(id: $id) { id name price reviews { id rating body author } inventory { inStock warehouse } }
-  }
-`;
 
 const ISSUER = 'https://bench.switchyard.invalid/';
 const AUDIENCE = 'switchyard-bench';
@@ -83,7 +77,7 @@ export const securityOverhead: Scenario = {
   // Measured in steady state: every user has been seen once before round 1 (the pass before it gives the first-request figure).
   headerPeriod: TOKEN_POOL_SIZE,
   setup: mintTokens,
-  request: (n) => ({ query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: productIdFor(n) } }),
+  request: productPageRequest,
   headers: (n) => ({ authorization: `Bearer ${keys.tokens[n % keys.tokens.length]}` }),
   target: { variant: securityOn.name, minRatio: 0.9, statement: 'authentication, subgraph tokens and audit together cost under 10% of throughput' },
 };

@@ -1,14 +1,8 @@
 // Scenario: what tracing every request costs (issue 6): OpenTelemetry spans sampled at 100% and exported over OTLP/HTTP, versus off.
-import { fastDemoBackend, productIdFor } from '../backends/demo-subgraphs.js';
+import { fastDemoBackend, productPageRequest } from '../backends/demo-subgraphs.js';
 import { switchyardVariant } from '../gateways/switchyard.js';
 import { startOtlpSink, type OtlpSink } from '../lib/otlp-sink.js';
 import type { Scenario } from '../lib/types.js';
-
-const PRODUCT_PAGE = /* GraphQL */ `
-  query ProductPage($id: ID!) {
-    product(id: $id) { id name price reviews { id rating body author } inventory { inStock warehouse } }
-  }
-`;
 
 /** Started by setup(): the collector the traced variant exports to. */
 let sink: OtlpSink | undefined;
@@ -37,7 +31,7 @@ export const tracingOverhead: Scenario = {
   summary: 'demo product page (3 subgraphs), tracing at 100% sampling exported over OTLP vs off',
   backend: fastDemoBackend,
   variants: [tracingOff, tracingOn],
-  request: (n) => ({ query: PRODUCT_PAGE, operationName: 'ProductPage', variables: { id: productIdFor(n) } }),
+  request: productPageRequest,
   async setup() {
     sink ??= await startOtlpSink();
   },
