@@ -180,18 +180,15 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
       gateways[i]!.process.resume();
       for (const [j, gateway] of gateways.entries()) if (j !== i) gateway.process.pause();
     };
+    /** Load on gateway `i` alone that no measurement counts: priming, the first-request pass. */
+    const unmeasuredLoad = (i: number, durationMs: number, maxRequests?: number) => {
+      runOnly(i);
+      return runLoad({ url: gateways[i]!.url, connections: options.connections, warmupMs: 0, durationMs, maxRequests, numbers: context.numbers, request: requestFor });
+    };
 
     if (options.primeMs > 0) {
       for (const [i, variant] of variants.entries()) {
-        runOnly(i);
-        const primed = await runLoad({
-          url: gateways[i].url,
-          connections: options.connections,
-          warmupMs: 0,
-          durationMs: options.primeMs,
-          numbers: context.numbers,
-          request: requestFor,
-        });
+        const primed = await unmeasuredLoad(i, options.primeMs);
         context.log(`  primed ${variant.name} for ${options.primeMs / 1000} s (${primed.rps.toFixed(0)} rps while cold; not counted)`);
       }
     }
@@ -199,16 +196,7 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     const firstRequestRps: Record<string, number> = {};
     if (scenario.headerPeriod && !options.identical) {
       for (const [i, variant] of variants.entries()) {
-        runOnly(i);
-        const pass = await runLoad({
-          url: gateways[i].url,
-          connections: options.connections,
-          warmupMs: 0,
-          durationMs: 600_000,
-          maxRequests: scenario.headerPeriod,
-          numbers: context.numbers,
-          request: requestFor,
-        });
+        const pass = await unmeasuredLoad(i, 600_000, scenario.headerPeriod);
         firstRequestRps[variant.name] = pass.completedTotal / (pass.wallMs / 1000);
         context.log(`  ${variant.name}: every one of the ${scenario.headerPeriod} header values once (${firstRequestRps[variant.name]!.toFixed(0)} rps on first requests; not counted)`);
       }
