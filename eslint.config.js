@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/peers/**', '.switchyard/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/peers/**', '.switchyard/**', 'coverage/**', 'scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

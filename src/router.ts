@@ -11,6 +11,7 @@ import { useDashboard } from './plugins/use-dashboard.js';
 import { useTelemetry } from './plugins/use-telemetry.js';
 import { useServedGraph } from './plugins/use-served-graph.js';
 import { useDeadline } from './plugins/use-deadline.js';
+import { useQueryPlans } from './plugins/use-query-plans.js';
 import { useCompleteness } from './plugins/use-completeness.js';
 import type { OperationQueues } from './plugins/use-operation-queue.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
@@ -97,6 +98,8 @@ export function createRouter(deps: RouterDeps): Router {
   plugins.push(useCostLimit({ graph, policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics }), deps.queues.plugin);
   // The deadline starts once the request is admitted.
   if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
+  // Last: it reads the authorization decision, and replaces only the execute function the others wrap.
+  if (config.queryPlans) plugins.push(useQueryPlans({ graph, metrics }));
   return createYoga({
     // Read once per request (after useServedGraph made sure there is one): the request keeps this schema.
     schema: function currentSchema() {

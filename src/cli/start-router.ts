@@ -116,7 +116,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       // A supergraph composed elsewhere needs no registry: keys live in memory, policies and permissions stay empty.
       keyRing = await KeyRing.ephemeral();
       if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
-      fileSource = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema });
+      fileSource = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans });
       await fileSource.start();
     } else {
       const db = (database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
@@ -128,7 +128,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       if (writer) metrics.watchAudit(() => writer.stats());
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
       const ring = keyRing;
-      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema });
+      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans });
       // One feed for every live table: each topic reloads its own in-memory copy.
       feed = await watchChanges(
         db,

@@ -14,6 +14,7 @@ export const ENV_NAMES = {
   dashboard: 'SWITCHYARD_DASHBOARD',
   registryPollMs: 'SWITCHYARD_REGISTRY_POLL_MS',
   resilience: 'SWITCHYARD_RESILIENCE',
+  queryPlans: 'SWITCHYARD_QUERY_PLANS',
   defaultDeadlineMs: 'SWITCHYARD_DEADLINE_MS',
   subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
   overrideLabels: 'SWITCHYARD_OVERRIDE_LABELS',

@@ -74,6 +74,12 @@ export const configSchema = z
      * fallbacks. Default on; off leaves each subgraph call with its timeout only (benchmarks compare both).
      */
     resilience: booleanLike.default(true),
+    /**
+     * Query plans (decision 005): queries the planner models run from a plan made once per document;
+     * everything else, and every request with denied fields, runs by stitching. Default on; off runs
+     * every operation by stitching.
+     */
+    queryPlans: booleanLike.default(true),
     /** Request deadline when no policy sets one, in ms: every subgraph call of a request must end within it. Default 2000. */
     defaultDeadlineMs: positiveMs.default(2_000),
     /** Default timeout of one attempt to a subgraph, in ms, when its route metadata sets none (the deadline usually cuts sooner). Default 10000. */

@@ -23,6 +23,10 @@ export interface GatewaySchemaOptions {
 export interface GatewaySchema {
   schema: GraphQLSchema;
   subgraphs: SubgraphEndpoint[];
+  /** The parsed supergraph. */
+  document: DocumentNode;
+  /** Each subgraph's executor, by its `join__Graph` value (what query plans call). */
+  executors: Map<string, Executor>;
 }
 
 /**
@@ -34,6 +38,7 @@ export function buildGatewaySchema(supergraphSdl: string, options: GatewaySchema
   const document = parse(supergraphSdl, { noLocation: true });
   const names = subgraphNames(document);
   const subgraphs: SubgraphEndpoint[] = [];
+  const executors = new Map<string, Executor>();
   const schema = getStitchedSchemaFromSupergraphSdl({
     supergraphSdl: document,
     batch: true,
@@ -42,9 +47,10 @@ export function buildGatewaySchema(supergraphSdl: string, options: GatewaySchema
       const endpoint = { name: names.get(config.name) ?? config.name, url: config.endpoint };
       subgraphs.push(endpoint);
       config.executor = options.executorFor(endpoint);
+      executors.set(config.name, config.executor);
     },
   });
-  return { schema, subgraphs };
+  return { schema, subgraphs, document, executors };
 }
 
 /**

@@ -11,6 +11,7 @@ import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import { composeSupergraph } from './compose.js';
 import { buildGatewaySchema, type SubgraphEndpoint } from './gateway-schema.js';
+import { createQueryPlanner } from './plan/query-planner.js';
 import type { GraphHolder } from './served-graph.js';
 
 /** Makes one subgraph's executor from its endpoint and its registry route metadata (empty for a file). */
@@ -31,6 +32,8 @@ interface SourceDeps {
   overrideLabels?: ReadonlySet<string>;
   /** Changes a built schema before it serves (authorization guards). */
   decorateSchema?: (schema: GraphQLSchema) => void;
+  /** Query plans for the operations they model (decision 005). Default true. */
+  queryPlans?: boolean;
 }
 
 function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, routes: Map<string, RouteMetadata>): void {
@@ -39,7 +42,8 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
     overrideLabels: deps.overrideLabels,
   });
   deps.decorateSchema?.(built.schema);
-  const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source });
+  const planner = deps.queryPlans === false ? undefined : createQueryPlanner({ supergraph: built.document, apiSchema: built.schema, executors: built.executors });
+  const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source, planner });
   deps.metrics?.schemaReloads.inc({ result: 'swapped' });
   deps.metrics?.schemaVersion.set(graph?.generation ?? 0);
   deps.metrics?.schemaLastReload.set(Date.now() / 1000);

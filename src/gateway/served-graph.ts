@@ -2,11 +2,14 @@
 import type { GraphQLSchema } from 'graphql';
 import type { RouteMetadata } from '../registry/route.js';
 import type { SubgraphEndpoint } from './gateway-schema.js';
+import type { QueryPlanner } from './plan/query-planner.js';
 
 export interface ServedGraph {
   readonly schema: GraphQLSchema;
   readonly supergraphSdl: string;
   readonly subgraphs: readonly SubgraphEndpoint[];
+  /** Plans and runs the queries it models (absent when the planner is off): see decision 005. */
+  readonly planner?: QueryPlanner;
   /** Route metadata per subgraph name (empty for a supergraph file). */
   readonly routes: ReadonlyMap<string, RouteMetadata>;
   /** Increments with every swap in this process. */

@@ -34,6 +34,8 @@ export interface RouterMetrics {
   watchCache(cache: string, stats: () => { hits: number; misses: number }): void;
   /** Reads the audit writer's counters at every scrape. */
   watchAudit(stats: () => { buffered: number; spilled: number }): void;
+  /** Operations executed, by path: `plan` (a query plan) or `stitching`. */
+  readonly executions: Counter<'path'>;
   readonly schemaVersion: Gauge;
   readonly schemaReloads: Counter<'result'>;
   readonly schemaLastReload: Gauge;
@@ -118,6 +120,7 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
         },
       });
     },
+    executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document) or stitching.', labelNames: ['path'], registers: [registry] }),
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
     schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
     schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),

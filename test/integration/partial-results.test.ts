@@ -47,6 +47,8 @@ describe(`partial results (${databaseKind} database)`, () => {
       expect(body.errors).toEqual([
         {
           message: 'subgraph "reviews" is unreachable',
+          // Where the field stands in the client's own document (GraphQL spec 7.1.2).
+          locations: [{ line: expect.any(Number), column: expect.any(Number) }],
           path: ['product', 'reviews'],
           extensions: { code: 'SUBGRAPH_UNAVAILABLE', subgraph: 'reviews', ...PROBLEM_MEMBERS, status: 502 },
         },

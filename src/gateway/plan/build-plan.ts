@@ -1,0 +1,492 @@
+// The query planner: one client operation becomes fetch steps, one per subgraph and entity position, each with its document.
+import {
+  Kind,
+  getNamedType,
+  isAbstractType,
+  isCompositeType,
+  isObjectType,
+  print,
+  type ArgumentNode,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionNode,
+  type SelectionSetNode,
+  type ValueNode,
+  type VariableDefinitionNode,
+} from 'graphql';
+import { PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+
+/** What one fetch asks for at one position: fields by response key, and fragments by type condition. */
+export interface SelectionTree {
+  fields: Map<string, PlannedField>;
+  fragments: Map<string, SelectionTree>;
+}
+
+interface PlannedField {
+  name: string;
+  arguments: readonly ArgumentNode[];
+  /** Present for fields of object, interface or union type. */
+  selection?: SelectionTree;
+}
+
+/** One request to one subgraph: a root fetch, or an `_entities` look-up of the objects found at `path`. */
+export interface FetchStep {
+  readonly id: number;
+  /** The `join__Graph` value. */
+  readonly graph: string;
+  /** The subgraph's published name. */
+  readonly subgraph: string;
+  /** Response keys from the root to the objects this step extends (list items are walked through); empty for a root fetch. */
+  readonly path: readonly string[];
+  /** For an entity step: the concrete type of the objects it extends (their `__typename`). */
+  readonly entityType?: string;
+  /** The root selection, or what goes inside `... on EntityType`. */
+  readonly selection: SelectionTree;
+  /** Fields each representation carries (keys and `@requires` fields); entity steps only. */
+  readonly representation: FieldSetTree;
+  /** Steps whose answers this step needs first: the one that found its objects, and those providing `@requires` fields. */
+  readonly dependsOn: Set<FetchStep>;
+  /** For an entity step in a batched fetch: the alias of its `_entities` field (`_0`, ...); absent when it is the fetch's only step. */
+  alias?: string;
+  /** The variable holding its representations. */
+  representationsVariable?: string;
+}
+
+/** One subgraph request: a root step, or the entity steps of one subgraph that wait for the same steps (one `_entities` field each). */
+export interface Fetch {
+  readonly id: number;
+  readonly graph: string;
+  readonly subgraph: string;
+  readonly steps: readonly FetchStep[];
+  /** Fetches whose answers this one needs first. */
+  readonly dependsOn: readonly Fetch[];
+  readonly document: DocumentNode;
+  /** The client's variables that the document uses. */
+  readonly variableNames: readonly string[];
+}
+
+export interface QueryPlan {
+  /** In an order where every fetch comes after those it depends on. */
+  readonly fetches: readonly Fetch[];
+}
+
+const TYPENAME = '__typename';
+
+/**
+ * Plans a query operation against the supergraph. Throws PlanUnsupported for what it does not
+ * model (mutations, subscriptions, directives in the operation, introspection, interface objects,
+ * progressive overrides, conflicting aliases); the caller then executes the operation by stitching.
+ *
+ * 1. Root fields are grouped by the subgraph that resolves them (preferring one already chosen).
+ * 2. Each field stays in the subgraph of its parent while that subgraph can resolve it (its own
+ *    field, a key field, or one a parent field `@provides`).
+ * 3. Otherwise the field moves to an entity step at the same position in a subgraph that resolves
+ *    it and has a key the current subgraph can return: the key fields and `__typename` are added to
+ *    the current selection, and fields going to the same subgraph, position and type share a step.
+ * 4. A field with `@requires` gets its required fields planned at the same position first (they may
+ *    come from yet another step); its step then depends on every step that provides them.
+ * 5. Every step gets its document once: nothing about a plan is computed per request.
+ */
+export function buildPlan(model: SupergraphModel, schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): QueryPlan {
+  const operation = selectOperation(document, operationName);
+  if (operation.operation !== 'query') throw new PlanUnsupported(`${operation.operation} operations are executed by stitching`);
+  if (operation.directives?.length) throw new PlanUnsupported('operation directives');
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const planner = new Planner(model, schema, fragments);
+  const queryType = schema.getQueryType();
+  if (!queryType) throw new PlanUnsupported('no query type');
+  planner.planRoot(queryType, operation.selectionSet);
+  const steps = topologicalOrder(planner.steps);
+  const definitions = new Map((operation.variableDefinitions ?? []).map((d) => [d.variable.name.value, d]));
+  return { fetches: batchFetches(steps, definitions) };
+}
+
+/**
+ * 6. Entity steps of one subgraph that wait for the same steps are ready at the same moment: they
+ *    go in one request, one aliased `_entities` field each (as stitching's batching does per tick).
+ */
+function batchFetches(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>): Fetch[] {
+  // Steps come dependencies first, so the fetches a step waits for are known when it is placed.
+  const groups = new Map<string, { steps: FetchStep[]; dependsOn: number[] }>();
+  const groupOf = new Map<FetchStep, number>();
+  const order: string[] = [];
+  for (const step of steps) {
+    const dependsOn = [...new Set([...step.dependsOn].map((d) => groupOf.get(d)!))].sort((a, b) => a - b);
+    const key = step.entityType === undefined ? `root\u0000${step.id}` : `${step.graph}\u0000${dependsOn.join(',')}`;
+    let group = groups.get(key);
+    if (!group) {
+      groups.set(key, (group = { steps: [], dependsOn }));
+      order.push(key);
+    }
+    group.steps.push(step);
+    groupOf.set(step, order.indexOf(key));
+  }
+  const fetches: Fetch[] = [];
+  for (const key of order) {
+    const group = groups.get(key)!;
+    const { document, variableNames } = fetchDocument(group.steps, definitions);
+    const first = group.steps[0];
+    fetches.push({ id: fetches.length, graph: first.graph, subgraph: first.subgraph, steps: group.steps, dependsOn: group.dependsOn.map((id) => fetches[id]), document, variableNames });
+  }
+  return fetches;
+}
+
+function selectOperation(document: DocumentNode, operationName?: string | null): OperationDefinitionNode {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
+  if (!operation) throw new PlanUnsupported('no single operation to plan');
+  return operation;
+}
+
+class Planner {
+  readonly steps: FetchStep[] = [];
+  readonly #byPosition = new Map<string, FetchStep>();
+
+  constructor(
+    readonly model: SupergraphModel,
+    readonly schema: GraphQLSchema,
+    readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  ) {}
+
+  planRoot(queryType: GraphQLObjectType, selectionSet: SelectionSetNode): void {
+    const fields = this.collectFields(queryType, selectionSet.selections);
+    const roots = new Map<string, FetchStep>();
+    for (const [key, nodes] of fields) {
+      const name = nodes[0].name.value;
+      if (name === TYPENAME) continue; // answered by the router itself
+      if (name.startsWith('__')) throw new PlanUnsupported('introspection');
+      const graphs = this.model.resolversOf(queryType.name, name);
+      if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves Query.${name}`);
+      const graph = graphs.find((g) => roots.has(g)) ?? graphs[0];
+      let step = roots.get(graph);
+      if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
+      this.planObjectFields(queryType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set());
+    }
+  }
+
+  newStep(graph: string, path: readonly string[], entityType: string | undefined): FetchStep {
+    const step: FetchStep = {
+      id: this.steps.length,
+      graph,
+      subgraph: this.model.subgraphName.get(graph) ?? graph,
+      path,
+      entityType,
+      selection: emptyTree(),
+      representation: new Map(),
+      dependsOn: new Set(),
+    };
+    this.steps.push(step);
+    return step;
+  }
+
+  /** The entity step of `graph` at this position and type, made on first use. */
+  entityStep(graph: string, path: readonly string[], typeName: string): FetchStep {
+    const key = `${graph}\u0000${path.join('\u0000')}\u0000${typeName}`;
+    let step = this.#byPosition.get(key);
+    if (!step) this.#byPosition.set(key, (step = this.newStep(graph, path, typeName)));
+    return step;
+  }
+
+  hasEntityStep(graph: string, path: readonly string[], typeName: string): boolean {
+    return this.#byPosition.has(`${graph}\u0000${path.join('\u0000')}\u0000${typeName}`);
+  }
+
+  /** Plans selections at one position (an object, interface or union) inside `step`; adds every step it puts fields in to `touched`. */
+  planSelections(
+    parentType: GraphQLCompositeType,
+    selections: readonly SelectionNode[],
+    graph: string,
+    step: FetchStep,
+    at: SelectionTree,
+    path: readonly string[],
+    provided: FieldSetTree | undefined,
+    touched: Set<FetchStep>,
+  ): void {
+    if (isObjectType(parentType)) {
+      this.planObjectFields(parentType, this.collectFields(parentType, selections), graph, step, at, path, provided, touched);
+      return;
+    }
+    // An abstract position: the subgraph says which type each object is; plan each type it can return.
+    if (this.model.isInterfaceObject(parentType.name, graph)) throw new PlanUnsupported(`${parentType.name} is an interface object in ${graph}`);
+    addLeaf(at, TYPENAME);
+    for (const possible of this.schema.getPossibleTypes(parentType)) {
+      if (!this.model.hasType(possible.name, graph) || !this.model.isMemberIn(possible.name, parentType.name, graph)) continue;
+      const fields = this.collectFields(possible, selections);
+      if (fields.size === 0) continue;
+      let fragment = at.fragments.get(possible.name);
+      if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
+      this.planObjectFields(possible, fields, graph, step, fragment, path, provided, touched);
+    }
+  }
+
+  planObjectFields(
+    type: GraphQLObjectType,
+    fields: Map<string, FieldNode[]>,
+    graph: string,
+    step: FetchStep,
+    at: SelectionTree,
+    path: readonly string[],
+    provided: FieldSetTree | undefined,
+    touched: Set<FetchStep>,
+  ): void {
+    const remote: [string, FieldNode[]][] = [];
+    for (const [key, nodes] of fields) {
+      const node = nodes[0];
+      const name = node.name.value;
+      if (name === TYPENAME) {
+        addLeaf(at, TYPENAME, key);
+        touched.add(step);
+        continue;
+      }
+      if (name.startsWith('__')) throw new PlanUnsupported('introspection');
+      if (!(provided?.has(name) || this.model.canResolve(type.name, name, graph))) {
+        remote.push([key, nodes]);
+        continue;
+      }
+      touched.add(step);
+      const returnType = this.returnType(type, name);
+      const planned = addField(at, key, name, node.arguments ?? [], returnType !== undefined);
+      if (returnType) {
+        const own = this.model.providesOf(type.name, name, graph);
+        const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
+        this.planSelections(returnType, subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched);
+      }
+    }
+    for (const [key, nodes] of remote) {
+      const name = nodes[0].name.value;
+      const target = this.chooseTarget(type, name, graph, path, provided);
+      const child = this.entityStep(target.graph, path, type.name);
+      child.dependsOn.add(step);
+      touched.add(step);
+      // 3. The key and the type name travel in the representation.
+      addLeaf(at, TYPENAME);
+      this.planSelections(type, this.model.fieldSetSelection(target.key).selections, graph, step, at, path, provided, touched);
+      mergeTree(child.representation, this.model.fieldSet(target.key));
+      // 4. Required fields, wherever they come from, before the step that needs them.
+      const requires = this.model.requiresOf(type.name, name, target.graph);
+      if (requires) {
+        const providers = new Set<FetchStep>();
+        this.planSelections(type, this.model.fieldSetSelection(requires).selections, graph, step, at, path, provided, providers);
+        for (const provider of providers) {
+          if (provider === child) throw new PlanUnsupported(`${type.name}.${name} requires fields of its own step`);
+          child.dependsOn.add(provider);
+          touched.add(provider);
+        }
+        mergeTree(child.representation, this.model.fieldSet(requires));
+      }
+      touched.add(child);
+      const returnType = this.returnType(type, name);
+      const planned = addField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined);
+      if (returnType) {
+        const own = this.model.providesOf(type.name, name, target.graph);
+        this.planSelections(returnType, subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
+      }
+    }
+  }
+
+  /** A subgraph that resolves the field and has a key the current subgraph can return (preferring a step already made there). */
+  chooseTarget(type: GraphQLObjectType, fieldName: string, graph: string, path: readonly string[], provided: FieldSetTree | undefined): { graph: string; key: string } {
+    const candidates = this.model.resolversOf(type.name, fieldName).filter((g) => g !== graph);
+    candidates.sort((a, b) => Number(this.hasEntityStep(b, path, type.name)) - Number(this.hasEntityStep(a, path, type.name)));
+    for (const candidate of candidates) {
+      for (const key of this.model.keysIn(type.name, candidate)) {
+        if (this.canReturn(type, this.model.fieldSet(key), graph, provided)) return { graph: candidate, key };
+      }
+    }
+    throw new PlanUnsupported(`no entity path from ${graph} to ${type.name}.${fieldName}`);
+  }
+
+  /** Whether `graph` can return every field of the set on objects of `type` by itself. */
+  canReturn(type: GraphQLObjectType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined): boolean {
+    for (const [name, sub] of fields) {
+      if (!(provided?.has(name) || this.model.canResolve(type.name, name, graph))) return false;
+      if (sub.size === 0) continue;
+      const returnType = this.returnType(type, name);
+      if (!returnType || !isObjectType(returnType)) return false;
+      if (!this.canReturn(returnType, sub, graph, provided?.get(name))) return false;
+    }
+    return true;
+  }
+
+  returnType(type: GraphQLObjectType, fieldName: string): GraphQLCompositeType | undefined {
+    const field = type.getFields()[fieldName];
+    if (!field) throw new PlanUnsupported(`${type.name}.${fieldName} is not in the supergraph`);
+    const named = getNamedType(field.type);
+    return isCompositeType(named) ? named : undefined;
+  }
+
+  /** GraphQL's CollectFields (spec 6.3.2) for one concrete type, without @skip/@include, which plans do not model. */
+  collectFields(type: GraphQLObjectType, selections: readonly SelectionNode[], into = new Map<string, FieldNode[]>(), seen = new Set<string>()): Map<string, FieldNode[]> {
+    for (const selection of selections) {
+      if (selection.directives?.length) throw new PlanUnsupported('directives in the selection');
+      if (selection.kind === Kind.FIELD) {
+        const key = selection.alias?.value ?? selection.name.value;
+        const list = into.get(key);
+        if (list) list.push(selection);
+        else into.set(key, [selection]);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        if (!selection.typeCondition || this.applies(selection.typeCondition.name.value, type)) this.collectFields(type, selection.selectionSet.selections, into, seen);
+      } else {
+        const name = selection.name.value;
+        const fragment = this.fragments.get(name);
+        if (!fragment) throw new PlanUnsupported(`unknown fragment ${name}`);
+        if (seen.has(name) || !this.applies(fragment.typeCondition.name.value, type)) continue;
+        seen.add(name);
+        this.collectFields(type, fragment.selectionSet.selections, into, seen);
+        seen.delete(name);
+      }
+    }
+    return into;
+  }
+
+  applies(condition: string, type: GraphQLObjectType): boolean {
+    if (condition === type.name) return true;
+    const conditionType = this.schema.getType(condition);
+    return conditionType !== undefined && isAbstractType(conditionType) && this.schema.isSubType(conditionType, type);
+  }
+}
+
+function emptyTree(): SelectionTree {
+  return { fields: new Map(), fragments: new Map() };
+}
+
+function subSelections(nodes: readonly FieldNode[]): SelectionNode[] {
+  return nodes.flatMap((node) => node.selectionSet?.selections ?? []);
+}
+
+/** Adds a field at a response key, or merges with the one already there; two different fields under one key cannot be planned. */
+function addField(at: SelectionTree, key: string, name: string, args: readonly ArgumentNode[], composite: boolean): PlannedField {
+  const existing = at.fields.get(key);
+  if (existing) {
+    if (existing.name !== name || !sameArguments(existing.arguments, args)) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
+    return existing;
+  }
+  const field: PlannedField = { name, arguments: args, selection: composite ? emptyTree() : undefined };
+  at.fields.set(key, field);
+  return field;
+}
+
+function addLeaf(at: SelectionTree, name: string, key = name): void {
+  const existing = at.fields.get(key);
+  if (existing && existing.name !== name) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
+  if (!existing) at.fields.set(key, { name, arguments: [] });
+}
+
+function sameArguments(a: readonly ArgumentNode[], b: readonly ArgumentNode[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  return a.every((argument, i) => argument.name.value === b[i].name.value && print(argument.value) === print(b[i].value));
+}
+
+function mergeTree(into: FieldSetTree, from: FieldSetTree): void {
+  for (const [name, sub] of from) {
+    const existing = into.get(name);
+    if (existing) mergeTree(existing, sub);
+    else into.set(name, new Map(sub));
+  }
+}
+
+/** Orders steps so each follows its dependencies; a cycle cannot be executed in any order. */
+function topologicalOrder(steps: readonly FetchStep[]): FetchStep[] {
+  const ordered: FetchStep[] = [];
+  const state = new Map<FetchStep, 'visiting' | 'done'>();
+  const visit = (step: FetchStep): void => {
+    const seen = state.get(step);
+    if (seen === 'done') return;
+    if (seen === 'visiting') throw new PlanUnsupported('steps depend on each other in a cycle');
+    state.set(step, 'visiting');
+    for (const dependency of step.dependsOn) visit(dependency);
+    state.set(step, 'done');
+    ordered.push(step);
+  };
+  for (const step of steps) visit(step);
+  return ordered;
+}
+
+/** 5. The subgraph document of a fetch and the client variables it declares. */
+function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>): { document: DocumentNode; variableNames: string[] } {
+  const used = new Set<string>();
+  const selections: SelectionNode[] = [];
+  const ownVariables: VariableDefinitionNode[] = [];
+  const batched = steps.length > 1;
+  steps.forEach((step, index) => {
+    const selectionSet = toSelectionSet(step.selection, used);
+    if (step.entityType === undefined) {
+      selections.push(...selectionSet.selections);
+      return;
+    }
+    step.alias = batched ? `_${index}` : undefined;
+    step.representationsVariable = batched ? `_${index}_representations` : 'representations';
+    const variable = { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: step.representationsVariable } } as const;
+    ownVariables.push({
+      kind: Kind.VARIABLE_DEFINITION,
+      variable,
+      type: {
+        kind: Kind.NON_NULL_TYPE,
+        type: { kind: Kind.LIST_TYPE, type: { kind: Kind.NON_NULL_TYPE, type: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: '_Any' } } } },
+      },
+    });
+    selections.push({
+      kind: Kind.FIELD,
+      alias: step.alias ? { kind: Kind.NAME, value: step.alias } : undefined,
+      name: { kind: Kind.NAME, value: '_entities' },
+      arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'representations' }, value: variable }],
+      selectionSet: {
+        kind: Kind.SELECTION_SET,
+        selections: [{ kind: Kind.INLINE_FRAGMENT, typeCondition: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: step.entityType } }, selectionSet }],
+      },
+    });
+  });
+  const variableDefinitions: VariableDefinitionNode[] = [...ownVariables];
+  for (const name of used) {
+    const definition = definitions.get(name);
+    if (!definition) throw new PlanUnsupported(`undeclared variable $${name}`);
+    if (ownVariables.some((v) => v.variable.name.value === name)) throw new PlanUnsupported(`a client variable named $${name}`);
+    variableDefinitions.push(definition);
+  }
+  return { document: operationDocument(variableDefinitions, { kind: Kind.SELECTION_SET, selections }), variableNames: [...used] };
+}
+
+function operationDocument(variableDefinitions: VariableDefinitionNode[], selectionSet: SelectionSetNode): DocumentNode {
+  return {
+    kind: Kind.DOCUMENT,
+    definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: 'query' as OperationDefinitionNode['operation'], variableDefinitions, selectionSet }],
+  } as DocumentNode;
+}
+
+function toSelectionSet(tree: SelectionTree, variables: Set<string>): SelectionSetNode {
+  const selections: SelectionNode[] = [];
+  for (const [key, field] of tree.fields) {
+    for (const argument of field.arguments) collectVariables(argument.value, variables);
+    const sub = field.selection && (field.selection.fields.size > 0 || field.selection.fragments.size > 0) ? toSelectionSet(field.selection, variables) : undefined;
+    selections.push({
+      kind: Kind.FIELD,
+      alias: key === field.name ? undefined : { kind: Kind.NAME, value: key },
+      name: { kind: Kind.NAME, value: field.name },
+      arguments: field.arguments,
+      // A composite field must select something: its type name at least.
+      selectionSet: field.selection ? (sub ?? { kind: Kind.SELECTION_SET, selections: [{ kind: Kind.FIELD, name: { kind: Kind.NAME, value: TYPENAME } }] }) : undefined,
+    });
+  }
+  for (const [typeName, fragment] of tree.fragments) {
+    if (fragment.fields.size === 0 && fragment.fragments.size === 0) continue;
+    selections.push({
+      kind: Kind.INLINE_FRAGMENT,
+      typeCondition: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: typeName } },
+      selectionSet: toSelectionSet(fragment, variables),
+    });
+  }
+  return { kind: Kind.SELECTION_SET, selections };
+}
+
+function collectVariables(value: ValueNode, into: Set<string>): void {
+  if (value.kind === Kind.VARIABLE) into.add(value.name.value);
+  else if (value.kind === Kind.LIST) for (const item of value.values) collectVariables(item, into);
+  else if (value.kind === Kind.OBJECT) for (const field of value.fields) collectVariables(field.value, into);
+}

@@ -1,0 +1,99 @@
+// Query plans per served graph: planned once per document, run against the subgraph executors, projected by graphql-js.
+import {
+  buildASTSchema,
+  execute,
+  parse,
+  printSchema,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type GraphQLFieldResolver,
+  type GraphQLSchema,
+} from 'graphql';
+import type { Executor } from '@graphql-tools/utils';
+import { buildPlan, type QueryPlan } from './build-plan.js';
+import { runPlan } from './run-plan.js';
+import { PlanUnsupported, SupergraphModel } from './supergraph-model.js';
+
+export interface QueryPlannerOptions {
+  supergraph: DocumentNode;
+  /** The client-facing schema (the stitched one): the projection runs on a copy of it without resolvers. */
+  apiSchema: GraphQLSchema;
+  /** The executor of each subgraph, by `join__Graph` value. */
+  executors: ReadonlyMap<string, Executor>;
+}
+
+export interface QueryPlanner {
+  /** The plan of an operation, or undefined when the planner does not model it (stitching executes it). Memoised per document. */
+  planFor(document: DocumentNode, operationName: string | null | undefined): QueryPlan | undefined;
+  /** Runs a plan and projects the merged answers onto the client's operation. */
+  execute(plan: QueryPlan, args: ExecutionArgs): Promise<ExecutionResult>;
+  /** Why an operation has no plan (for logs and tests). */
+  whyUnplanned(document: DocumentNode, operationName: string | null | undefined): string | undefined;
+}
+
+/** Reads the merged tree by response key: subgraph answers carry the client's aliases. */
+const fromResponseKey: GraphQLFieldResolver<Record<string, unknown>, unknown> = function fromResponseKey(source, _args, _context, info) {
+  return source[info.path.key];
+};
+
+/**
+ * Why a planner beside stitching (decision 005): stitching delegates per field and per request,
+ * rebuilding and re-printing subgraph documents and transforming every result; a plan does that
+ * work once per document, and a request only fills in variables and representations.
+ */
+export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
+  const model = new SupergraphModel(options.supergraph);
+  const supergraphSchema = buildASTSchema(options.supergraph, { assumeValid: true, assumeValidSDL: true });
+  // No resolvers: every field reads the merged tree; abstract types resolve by `__typename`.
+  const projectionSchema = buildASTSchema(parse(printSchema(options.apiSchema), { noLocation: true }), { assumeValid: true, assumeValidSDL: true });
+  const plans = new WeakMap<DocumentNode, Map<string, QueryPlan | PlanUnsupported>>();
+  const executorOf = (graph: string): Executor => {
+    const executor = options.executors.get(graph);
+    if (!executor) throw new Error(`no executor for subgraph ${graph}`);
+    return executor;
+  };
+
+  function lookup(document: DocumentNode, operationName: string | null | undefined): QueryPlan | PlanUnsupported {
+    let byName = plans.get(document);
+    if (!byName) plans.set(document, (byName = new Map()));
+    const key = operationName ?? '';
+    let plan = byName.get(key);
+    if (!plan) {
+      try {
+        plan = buildPlan(model, supergraphSchema, document, operationName);
+      } catch (error) {
+        if (!(error instanceof PlanUnsupported)) throw error;
+        plan = error;
+      }
+      byName.set(key, plan);
+    }
+    return plan;
+  }
+
+  return {
+    planFor(document, operationName) {
+      const plan = lookup(document, operationName);
+      return plan instanceof PlanUnsupported ? undefined : plan;
+    },
+    whyUnplanned(document, operationName) {
+      const plan = lookup(document, operationName);
+      return plan instanceof PlanUnsupported ? plan.message : undefined;
+    },
+    async execute(plan, args) {
+      const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
+      const run = await runPlan(plan, executorOf, variables, args.contextValue);
+      const result = (await execute({
+        schema: projectionSchema,
+        document: args.document,
+        rootValue: run.data,
+        contextValue: args.contextValue,
+        variableValues: args.variableValues,
+        operationName: args.operationName,
+        fieldResolver: fromResponseKey,
+      })) as ExecutionResult;
+      if (run.unplaced.length === 0) return result;
+      return { ...result, errors: [...(result.errors ?? []), ...run.unplaced] };
+    },
+  };
+}

@@ -1,0 +1,244 @@
+// Runs a query plan: each step's subgraph call once its dependencies answered, every answer merged into one tree.
+import { GraphQLError, OperationTypeNode, type ExecutionResult } from 'graphql';
+import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
+import type { FieldSetTree } from './supergraph-model.js';
+import { clientError } from '../../errors/client-error.js';
+import type { Fetch, FetchStep, QueryPlan } from './build-plan.js';
+
+type Data = Record<string, unknown>;
+
+export interface PlanRun {
+  /** The merged answers: response keys as the client asked them, plus the keys and type names the plan added. */
+  data: Data;
+  /** Subgraph errors that no field of the answer stands for (a subgraph reported an error beside its data). */
+  unplaced: GraphQLError[];
+}
+
+/**
+ * 1. A step starts as soon as every step it depends on has merged its answer: independent steps run
+ *    in parallel, and an entity step waits only for the steps that find its objects or provide its
+ *    `@requires` fields.
+ * 2. An entity step walks the merged tree along its path (through list items), keeps the objects of
+ *    its type, and sends one representation per distinct entity (keys and required fields).
+ * 3. Answers are merged into the objects they extend. A failed field gets its error object in place
+ *    of a value: the projection over the tree (graphql-js execution) then reports it at the field's
+ *    own client path, and nulls propagate by the schema's nullability (GraphQL spec 6.4.4).
+ */
+export async function runPlan(plan: QueryPlan, executorOf: (graph: string) => Executor, variables: Data | undefined, context: unknown): Promise<PlanRun> {
+  const data: Data = {};
+  const unplaced: GraphQLError[] = [];
+  const running: Promise<void>[] = [];
+  for (const fetch of plan.fetches) {
+    const run = () => (fetch.steps[0].entityType === undefined ? runRootFetch(fetch, executorOf(fetch.graph), data, variables, context, unplaced) : runEntityFetch(fetch, executorOf(fetch.graph), data, variables, context, unplaced));
+    running[fetch.id] = fetch.dependsOn.length === 0 ? run() : Promise.all(fetch.dependsOn.map((d) => running[d.id])).then(run);
+  }
+  await Promise.all(running);
+  return { data, unplaced };
+}
+
+function fetchVariables(fetch: Fetch, variables: Data | undefined, into: Data): Data {
+  if (variables) for (const name of fetch.variableNames) if (name in variables) into[name] = variables[name];
+  return into;
+}
+
+function call(executor: Executor, fetch: Fetch, variables: Data, context: unknown): Promise<ExecutionResult> {
+  const request: ExecutionRequest = { document: fetch.document, variables, context, operationType: OperationTypeNode.QUERY };
+  return Promise.resolve(executor(request) as Promise<ExecutionResult>);
+}
+
+async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, context: unknown, unplaced: GraphQLError[]): Promise<void> {
+  const step = fetch.steps[0];
+  const result = await call(executor, fetch, fetchVariables(fetch, variables, {}), context);
+  const answer = result.data as Data | null | undefined;
+  if (answer) for (const key of Object.keys(answer)) data[key] = answer[key];
+  const errors = result.errors ?? [];
+  if (errors.length === 0 && !answer) markFields(data, step, wholeFailure(fetch));
+  for (const error of errors) {
+    const marker = markerOf(error as GraphQLError);
+    const placed = error.path && error.path.length > 0 ? placeAt(data, error.path, step, marker) : markFields(data, step, marker);
+    if (!placed) unplaced.push(marker);
+  }
+}
+
+/** What one entity step of a fetch looks up: the objects standing for each representation. */
+interface Lookup {
+  step: FetchStep;
+  targets: Data[];
+  byRepresentation: Data[][];
+}
+
+async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, context: unknown, unplaced: GraphQLError[]): Promise<void> {
+  const lookups: Lookup[] = [];
+  const requestVariables = fetchVariables(fetch, variables, {});
+  for (const step of fetch.steps) {
+    const found = new Set<Data>();
+    collectObjects(data, step.path, 0, step.entityType!, found);
+    // 2. One representation per distinct entity; every object standing for it gets its answer.
+    const representations: Data[] = [];
+    const byRepresentation: Data[][] = [];
+    const indexOf = new Map<string, number>();
+    const targets: Data[] = [];
+    for (const target of found) {
+      const representation = representationOf(target, step.representation, step.entityType!);
+      if (representation instanceof GraphQLError) {
+        markFields(target, step, representation);
+        continue;
+      }
+      targets.push(target);
+      const key = JSON.stringify(representation);
+      let index = indexOf.get(key);
+      if (index === undefined) {
+        index = representations.length;
+        indexOf.set(key, index);
+        representations.push(representation);
+        byRepresentation.push([]);
+      }
+      byRepresentation[index].push(target);
+    }
+    requestVariables[step.representationsVariable!] = representations;
+    lookups.push({ step, targets, byRepresentation });
+  }
+  if (lookups.every((l) => l.targets.length === 0)) return;
+  const result = await call(executor, fetch, requestVariables, context);
+  const answer = result.data as Data | null | undefined;
+  for (const { step, targets, byRepresentation } of lookups) {
+    const entities = answer?.[step.alias ?? '_entities'];
+    if (Array.isArray(entities)) {
+      byRepresentation.forEach((objects, index) => {
+        const entity = entities[index];
+        if (entity !== null && typeof entity === 'object') for (const object of objects) mergeInto(object, entity as Data);
+      });
+    } else if (!result.errors?.length) {
+      const failure = wholeFailure(fetch);
+      for (const object of targets) markFields(object, step, failure);
+    }
+  }
+  // 3. An entity error's path starts with the step's field and the representation's index.
+  for (const error of result.errors ?? []) {
+    const marker = markerOf(error as GraphQLError);
+    const path = error.path;
+    const lookup = path ? lookups.find((l) => (l.step.alias ?? '_entities') === path[0]) : undefined;
+    let placed = false;
+    if (lookup && typeof path![1] === 'number') {
+      for (const object of lookup.byRepresentation[path![1]] ?? []) placed = placeAt(object, path!.slice(2), lookup.step, marker) || placed;
+    } else {
+      for (const l of lookup ? [lookup] : lookups) for (const object of l.targets) placed = markFields(object, l.step, marker) || placed;
+    }
+    if (!placed) unplaced.push(marker);
+  }
+}
+
+function wholeFailure(fetch: Fetch): GraphQLError {
+  return clientError('SUBGRAPH_ERROR', `subgraph "${fetch.subgraph}" answered without data`, { subgraph: fetch.subgraph });
+}
+
+/** The error without its subgraph path: the projection gives it the client's path and locations. */
+function markerOf(error: GraphQLError): GraphQLError {
+  return new GraphQLError(error.message, { extensions: error.extensions, originalError: error.originalError ?? undefined });
+}
+
+/** Sets the error on every field of the step that the object has no value for. */
+function markFields(object: Data, step: FetchStep, marker: GraphQLError): boolean {
+  let placed = false;
+  for (const key of step.selection.fields.keys()) {
+    if (object[key] === undefined || object[key] === null) {
+      object[key] = marker;
+      placed = true;
+    }
+  }
+  return placed;
+}
+
+/** Walks `path` from `object`; the error goes at its end, or at the first null on the way (the null the failure bubbled to). */
+function placeAt(object: Data, path: readonly (string | number)[], step: FetchStep, marker: GraphQLError): boolean {
+  if (path.length === 0) return markFields(object, step, marker);
+  let current: Record<string | number, unknown> = object;
+  for (let i = 0; i < path.length; i++) {
+    const segment = path[i];
+    const next = current[segment];
+    if (next === undefined || next === null) {
+      current[segment] = marker;
+      return true;
+    }
+    if (next instanceof Error || typeof next !== 'object') return false;
+    current = next as Record<string | number, unknown>;
+  }
+  return false;
+}
+
+/** Objects of `typeName` found along `path` (list items walked through), each once. */
+function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>): void {
+  if (value === null || value === undefined || value instanceof Error || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value) collectObjects(item, path, depth, typeName, into);
+    return;
+  }
+  const object = value as Data;
+  if (depth === path.length) {
+    if (object.__typename === typeName) into.add(object);
+    return;
+  }
+  collectObjects(object[path[depth]], path, depth + 1, typeName, into);
+}
+
+/**
+ * The representation of an object: `__typename` and the fields of `tree`. A field that failed
+ * (its error object stands in the tree) makes the entity unrepresentable: that error is returned.
+ */
+function representationOf(object: Data, tree: FieldSetTree, typeName: string): Data | GraphQLError {
+  const representation: Data = { __typename: typeName };
+  const failure = project(object, tree, representation);
+  return failure ?? representation;
+}
+
+function project(object: Data, tree: FieldSetTree, into: Data): GraphQLError | undefined {
+  for (const [name, sub] of tree) {
+    const value = object[name];
+    if (value instanceof GraphQLError) return value;
+    if (value === undefined) continue;
+    if (sub.size === 0 || value === null || typeof value !== 'object') {
+      into[name] = value;
+      continue;
+    }
+    if (Array.isArray(value)) {
+      const items: unknown[] = [];
+      for (const item of value) {
+        if (item instanceof GraphQLError) return item;
+        if (item === null || typeof item !== 'object') {
+          items.push(item);
+          continue;
+        }
+        const projected: Data = {};
+        const failure = project(item as Data, sub, projected);
+        if (failure) return failure;
+        items.push(projected);
+      }
+      into[name] = items;
+      continue;
+    }
+    const projected: Data = {};
+    const failure = project(value as Data, sub, projected);
+    if (failure) return failure;
+    into[name] = projected;
+  }
+  return undefined;
+}
+
+/** Merges an entity's answer into the object it extends: new fields are added, nested objects and lists merged item by item. */
+function mergeInto(target: Data, source: Data): void {
+  for (const key of Object.keys(source)) {
+    const value = source[key];
+    const existing = target[key];
+    if (existing === undefined) target[key] = value;
+    else if (existing !== null && value !== null && typeof existing === 'object' && typeof value === 'object' && !(existing instanceof Error)) {
+      if (Array.isArray(existing) && Array.isArray(value)) {
+        const length = Math.min(existing.length, value.length);
+        for (let i = 0; i < length; i++) {
+          const a = existing[i];
+          const b = value[i];
+          if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object' && !(a instanceof Error)) mergeInto(a as Data, b as Data);
+        }
+      } else if (!Array.isArray(existing) && !Array.isArray(value)) mergeInto(existing as Data, value as Data);
+    }
+  }
+}

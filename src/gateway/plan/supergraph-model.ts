@@ -1,0 +1,244 @@
+// What the supergraph's join directives say about each type and field: which subgraph can resolve it, with which keys.
+import { Kind, parse, type ConstDirectiveNode, type DocumentNode, type SelectionSetNode } from 'graphql';
+
+/** One `@join__field(graph: G, ...)` of a field. */
+interface JoinField {
+  external: boolean;
+  requires?: string;
+  provides?: string;
+  /** The field moved to another subgraph (`@override`), kept here only for keys. */
+  usedOverridden: boolean;
+  /** A progressive-override label: which subgraph serves the field is decided per request, which plans do not model. */
+  overrideLabel?: string;
+}
+
+/** How one subgraph knows a type: its entity keys (resolvable ones) and whether it is an interface object. */
+interface TypeInGraph {
+  /** Keys this subgraph can resolve the entity by (`_entities`), as field sets. */
+  keys: string[];
+  /** Every key this subgraph declares, resolvable or not: fields it can always return. */
+  keyFields: Set<string>;
+  interfaceObject: boolean;
+}
+
+interface TypeModel {
+  graphs: Map<string, TypeInGraph>;
+  /** Field name → its join entries per graph; a field with none is resolvable wherever its type is. */
+  fields: Map<string, Map<string, JoinField>>;
+  /** Fields with a `@join__field` that names no graph: no subgraph serves them as such. */
+  unowned: Set<string>;
+  /** Graph → interfaces or unions this type belongs to in that graph. */
+  memberOf: Map<string, Set<string>>;
+}
+
+/** Thrown while planning an operation the planner does not model; the router then executes it by stitching. */
+export class PlanUnsupported extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'PlanUnsupported';
+  }
+}
+
+/** A parsed field set (`id`, `price weight`, `organization { id }`): field name → its own sub-selection. */
+export type FieldSetTree = Map<string, FieldSetTree>;
+
+/**
+ * Reads the supergraph once per composition. `graph` everywhere is the `join__Graph` enum value
+ * (PRODUCTS); `subgraphName` maps it to the published name.
+ */
+export class SupergraphModel {
+  readonly #types = new Map<string, TypeModel>();
+  readonly #fieldSets = new Map<string, SelectionSetNode>();
+  /** Union memberships read before their member types: [member, graph, union]. */
+  readonly #memberships: [string, string, string][] = [];
+  readonly subgraphName = new Map<string, string>();
+  /** True when some field carries a progressive-override label. */
+  readonly hasOverrideLabels: boolean;
+
+  constructor(document: DocumentNode) {
+    let labels = false;
+    for (const definition of document.definitions) {
+      if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === 'join__Graph') {
+        for (const value of definition.values ?? []) {
+          const name = stringArgument(value.directives?.find((d) => d.name.value === 'join__graph'), 'name');
+          this.subgraphName.set(value.name.value, name ?? value.name.value);
+        }
+        continue;
+      }
+      if (
+        definition.kind !== Kind.OBJECT_TYPE_DEFINITION &&
+        definition.kind !== Kind.INTERFACE_TYPE_DEFINITION &&
+        definition.kind !== Kind.UNION_TYPE_DEFINITION
+      )
+        continue;
+      const model: TypeModel = { graphs: new Map(), fields: new Map(), unowned: new Set(), memberOf: new Map() };
+      for (const directive of definition.directives ?? []) {
+        const graph = enumArgument(directive, 'graph');
+        if (directive.name.value === 'join__type' && graph) {
+          const entry = model.graphs.get(graph) ?? { keys: [], keyFields: new Set<string>(), interfaceObject: false };
+          const key = stringArgument(directive, 'key');
+          if (key) {
+            if (booleanArgument(directive, 'resolvable') !== false) entry.keys.push(key);
+            for (const field of this.fieldSet(key).keys()) entry.keyFields.add(field);
+          }
+          if (booleanArgument(directive, 'isInterfaceObject') === true) entry.interfaceObject = true;
+          model.graphs.set(graph, entry);
+        } else if (directive.name.value === 'join__implements' && graph) {
+          const target = stringArgument(directive, 'interface');
+          if (target) memberSet(model, graph).add(target);
+        }
+      }
+      if (definition.kind === Kind.UNION_TYPE_DEFINITION) {
+        for (const directive of definition.directives ?? []) {
+          if (directive.name.value !== 'join__unionMember') continue;
+          const graph = enumArgument(directive, 'graph');
+          const member = stringArgument(directive, 'member');
+          if (graph && member) this.#memberships.push([member, graph, definition.name.value]);
+        }
+      } else {
+        for (const field of definition.fields ?? []) {
+          const joins = new Map<string, JoinField>();
+          for (const directive of field.directives ?? []) {
+            if (directive.name.value !== 'join__field') continue;
+            const graph = enumArgument(directive, 'graph');
+            if (!graph) {
+              model.unowned.add(field.name.value);
+              continue;
+            }
+            const overrideLabel = stringArgument(directive, 'overrideLabel');
+            if (overrideLabel) labels = true;
+            joins.set(graph, {
+              external: booleanArgument(directive, 'external') === true,
+              requires: stringArgument(directive, 'requires'),
+              provides: stringArgument(directive, 'provides'),
+              usedOverridden: booleanArgument(directive, 'usedOverridden') === true,
+              overrideLabel,
+            });
+          }
+          if (joins.size > 0) model.fields.set(field.name.value, joins);
+        }
+      }
+      this.#types.set(definition.name.value, model);
+    }
+    for (const [member, graph, union] of this.#memberships) {
+      const model = this.#types.get(member);
+      if (model) memberSet(model, graph).add(union);
+    }
+    this.hasOverrideLabels = labels;
+  }
+
+  /** Subgraphs that define the type (any kind of `@join__type`). */
+  graphsOf(typeName: string): Iterable<string> {
+    return this.#types.get(typeName)?.graphs.keys() ?? [];
+  }
+
+  /** Whether `graph` models the interface as an object type (`@interfaceObject`): it answers `__typename` with the interface's name. */
+  isInterfaceObject(typeName: string, graph: string): boolean {
+    return this.#types.get(typeName)?.graphs.get(graph)?.interfaceObject ?? false;
+  }
+
+  hasType(typeName: string, graph: string): boolean {
+    return this.#types.get(typeName)?.graphs.has(graph) ?? false;
+  }
+
+  /** Whether `graph` can return objects of `typeName` where the abstract type `abstractName` is expected. */
+  isMemberIn(typeName: string, abstractName: string, graph: string): boolean {
+    return this.#types.get(typeName)?.memberOf.get(graph)?.has(abstractName) ?? false;
+  }
+
+  /**
+   * Whether `graph` resolves `typeName.fieldName` by itself: the type is in the graph and the field
+   * is not external there, not overridden away, or is one of its key fields.
+   */
+  canResolve(typeName: string, fieldName: string, graph: string): boolean {
+    const model = this.#types.get(typeName);
+    const inGraph = model?.graphs.get(graph);
+    if (!model || !inGraph) return false;
+    if (inGraph.interfaceObject) throw new PlanUnsupported(`${typeName} is an interface object in ${graph}`);
+    if (inGraph.keyFields.has(fieldName)) return true;
+    if (model.unowned.has(fieldName)) throw new PlanUnsupported(`${typeName}.${fieldName} has no owning subgraph`);
+    const joins = model.fields.get(fieldName);
+    if (!joins) return true;
+    for (const entry of joins.values()) if (entry.overrideLabel) throw new PlanUnsupported(`${typeName}.${fieldName} has a progressive override`);
+    const entry = joins.get(graph);
+    return entry !== undefined && !entry.external && !entry.usedOverridden;
+  }
+
+  /** The subgraphs that resolve the field by themselves, in supergraph order. */
+  resolversOf(typeName: string, fieldName: string): string[] {
+    return [...this.graphsOf(typeName)].filter((graph) => this.canResolve(typeName, fieldName, graph));
+  }
+
+  /** Keys by which `graph` resolves the entity through `_entities` (none for a value type). */
+  keysIn(typeName: string, graph: string): readonly string[] {
+    const inGraph = this.#types.get(typeName)?.graphs.get(graph);
+    if (inGraph?.interfaceObject) throw new PlanUnsupported(`${typeName} is an interface object in ${graph}`);
+    return inGraph?.keys ?? [];
+  }
+
+  requiresOf(typeName: string, fieldName: string, graph: string): string | undefined {
+    return this.#types.get(typeName)?.fields.get(fieldName)?.get(graph)?.requires;
+  }
+
+  providesOf(typeName: string, fieldName: string, graph: string): string | undefined {
+    return this.#types.get(typeName)?.fields.get(fieldName)?.get(graph)?.provides;
+  }
+
+  /** A field set string parsed as a selection set (memoised: the same few strings come up for every plan). */
+  fieldSetSelection(fields: string): SelectionSetNode {
+    let selection = this.#fieldSets.get(fields);
+    if (!selection) {
+      const document = parse(`{ ${fields} }`, { noLocation: true });
+      const operation = document.definitions[0];
+      if (operation.kind !== Kind.OPERATION_DEFINITION) throw new PlanUnsupported(`cannot read the field set "${fields}"`);
+      selection = operation.selectionSet;
+      this.#fieldSets.set(fields, selection);
+    }
+    return selection;
+  }
+
+  /** A field set as a tree of field names; inline fragments count as their fields. */
+  fieldSet(fields: string): FieldSetTree {
+    return treeOf(this.fieldSetSelection(fields));
+  }
+}
+
+function treeOf(selectionSet: SelectionSetNode): FieldSetTree {
+  const tree: FieldSetTree = new Map();
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      const sub = selection.selectionSet ? treeOf(selection.selectionSet) : new Map();
+      const existing = tree.get(selection.name.value);
+      if (existing) for (const [k, v] of sub) existing.set(k, v);
+      else tree.set(selection.name.value, sub);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      for (const [k, v] of treeOf(selection.selectionSet)) tree.set(k, v);
+    }
+  }
+  return tree;
+}
+
+function memberSet(model: TypeModel, graph: string): Set<string> {
+  let set = model.memberOf.get(graph);
+  if (!set) model.memberOf.set(graph, (set = new Set()));
+  return set;
+}
+
+function argumentValue(directive: ConstDirectiveNode | undefined, name: string) {
+  return directive?.arguments?.find((a) => a.name.value === name)?.value;
+}
+
+function stringArgument(directive: ConstDirectiveNode | undefined, name: string): string | undefined {
+  const value = argumentValue(directive, name);
+  return value?.kind === Kind.STRING ? value.value : undefined;
+}
+
+function enumArgument(directive: ConstDirectiveNode | undefined, name: string): string | undefined {
+  const value = argumentValue(directive, name);
+  return value?.kind === Kind.ENUM ? value.value : undefined;
+}
+
+function booleanArgument(directive: ConstDirectiveNode | undefined, name: string): boolean | undefined {
+  const value = argumentValue(directive, name);
+  return value?.kind === Kind.BOOLEAN ? value.value : undefined;
+}
