@@ -42,7 +42,15 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
     overrideLabels: deps.overrideLabels,
   });
   deps.decorateSchema?.(built.schema);
-  const planner = deps.queryPlans === false ? undefined : createQueryPlanner({ supergraph: built.document, apiSchema: built.schema, executors: built.executors });
+  const planner =
+    deps.queryPlans === false
+      ? undefined
+      : createQueryPlanner({
+          supergraph: built.document,
+          apiSchema: built.schema,
+          executors: built.executors,
+          onUnplanned: (reason, operation) => deps.logger.debug({ operation, reason }, 'operation runs by stitching'),
+        });
   const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source, planner });
   deps.metrics?.schemaReloads.inc({ result: 'swapped' });
   deps.metrics?.schemaVersion.set(graph?.generation ?? 0);

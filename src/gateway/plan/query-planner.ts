@@ -21,6 +21,8 @@ export interface QueryPlannerOptions {
   apiSchema: GraphQLSchema;
   /** The executor of each subgraph, by `join__Graph` value. */
   executors: ReadonlyMap<string, Executor>;
+  /** Told once per document that has no plan, with the reason (logged at debug level by the router). */
+  onUnplanned?: (reason: string, operationName: string | undefined) => void;
 }
 
 export interface QueryPlanner {
@@ -65,6 +67,7 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
       } catch (error) {
         if (!(error instanceof PlanUnsupported)) throw error;
         plan = error;
+        options.onUnplanned?.(error.message, operationName ?? undefined);
       }
       byName.set(key, plan);
     }
