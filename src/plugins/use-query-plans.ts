@@ -11,8 +11,7 @@ export interface QueryPlansOptions {
 
 /**
  * Replaces the execute function for an operation when the graph the request started on has a plan
- * for it. Stitching keeps what plans do not model: mutations, subscriptions, `@skip`/`@include`,
- * introspection, interface objects, progressive overrides, and requests whose authorization
+ * for it. Stitching keeps what plans do not model: mutations, subscriptions, introspection, interface objects, progressive overrides, and requests whose authorization
  * decision denies fields (the guards on the stitched schema null them and prune their fetches).
  */
 export function useQueryPlans(options: QueryPlansOptions): Plugin {

@@ -16,6 +16,17 @@ const QUERIES: { name: string; query: string; variables?: Record<string, unknown
   { name: 'aliases and fragments', query: 'query Two { a: product(id: "1") { ...P } b: product(id: "2") { label: name ...P } } fragment P on Product { id price stock: inventory { inStock } }' },
   { name: 'an entity reached from another subgraph', query: '{ review(id: "r-1") { id rating product { id name price inventory { inStock } } } }' },
   { name: 'an unknown id', query: '{ product(id: "nope") { id name reviews { id } } }' },
+  {
+    name: '@skip and @include',
+    query:
+      'query Maybe($more: Boolean!, $less: Boolean!) { product(id: "5") { id reviews @include(if: $more) { id } ... on Product @skip(if: $less) { inventory { inStock } } price @skip(if: $more) } }',
+    variables: { more: false, less: true },
+  },
+  {
+    name: 'conditions that keep everything',
+    query: 'query Maybe($more: Boolean!) { product(id: "5") { id reviews @include(if: $more) { id rating } inventory @include(if: $more) { inStock } } }',
+    variables: { more: true },
+  },
   { name: 'type names', query: '{ __typename product(id: "3") { __typename id inventory { __typename inStock } } }' },
 ];
 
@@ -72,14 +83,22 @@ describe(`query plans (${databaseKind} database)`, () => {
     expect(after.map((n, i) => n - counts[i])).toEqual([1, 1, 1]);
   });
 
-  it('leaves to stitching what plans do not model: mutations and @include', async () => {
+  it('skips the subgraph call of a section that @include leaves out', async () => {
+    const reviewsCalls = () => readMetric(stack.router, 'switchyard_subgraph_requests_total', { subgraph: 'reviews', outcome: 'ok' });
+    const before = await reviewsCalls();
+    const plans = await readMetric(stack.router, 'switchyard_executions_total', { path: 'plan' });
+    const { body } = await stack.query('query Maybe($more: Boolean!) { product(id: "1") { id reviews @include(if: $more) { id } } }', { variables: { more: false } });
+    expect(body.errors).toBeUndefined();
+    expect(body.data.product).toEqual({ id: '1' });
+    expect(await readMetric(stack.router, 'switchyard_executions_total', { path: 'plan' })).toBe(plans + 1);
+    expect(await reviewsCalls()).toBe(before);
+  });
+
+  it('leaves mutations to stitching', async () => {
     const before = await readMetric(stack.router, 'switchyard_executions_total', { path: 'stitching' });
-    const included = await stack.query('query Maybe($more: Boolean!) { product(id: "1") { id reviews @include(if: $more) { id } } }', { variables: { more: false } });
-    expect(included.body.errors).toBeUndefined();
-    expect(included.body.data.product).toEqual({ id: '1' });
     const added = await stack.query('mutation { addReview(productId: "1", rating: 5, body: "planned or not") { id rating product { id name } } }');
     expect(added.body.errors).toBeUndefined();
     expect(added.body.data.addReview).toMatchObject({ rating: 5, product: { id: '1', name: expect.any(String) } });
-    expect(await readMetric(stack.router, 'switchyard_executions_total', { path: 'stitching' })).toBe(before + 2);
+    expect(await readMetric(stack.router, 'switchyard_executions_total', { path: 'stitching' })).toBe(before + 1);
   });
 });

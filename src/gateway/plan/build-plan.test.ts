@@ -74,13 +74,20 @@ describe('query plans', () => {
 
   it.each([
     ['a mutation', 'mutation { __typename }', /mutation/],
-    ['@skip and @include', 'query ($x: Boolean!) { topProducts { name @include(if: $x) } }', /directives/],
+    ['a directive other than @skip and @include', '{ topProducts { name @lowercase } }', /@lowercase/],
     ['introspection', '{ __schema { queryType { name } } }', /introspection/],
     ['two fields under one response key', '{ topProducts { upc: name reviews { id } } }', /response key "upc"/],
   ])('leaves %s to stitching, saying why', (_, text, reason) => {
     const planner = workloadPlanner();
     expect(planner.planFor(parse(text), undefined)).toBeUndefined();
     expect(planner.whyUnplanned(parse(text), undefined)).toMatch(reason);
+  });
+
+  it('sends a field its own @skip/@include, with the variables they read, and fetches a fragment\'s fields', () => {
+    const fetches = describeFetches('query Q($x: Boolean!, $y: Boolean!) { topProducts { name @include(if: $x) ... on Product @skip(if: $y) { price } } }');
+    expect(fetches[0].document).toMatch(/^query \(\$x: Boolean!\)/);
+    expect(fetches[0].document).toContain('name @include(if: $x)');
+    expect(fetches[0].document).toMatch(/\n\s+price\n/);
   });
 
   it('plans a document once', () => {

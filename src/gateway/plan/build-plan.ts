@@ -6,7 +6,9 @@ import {
   isCompositeType,
   isObjectType,
   print,
+  valueFromASTUntyped,
   type ArgumentNode,
+  type DirectiveNode,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
@@ -27,9 +29,11 @@ export interface SelectionTree {
   fragments: Map<string, SelectionTree>;
 }
 
-interface PlannedField {
+export interface PlannedField {
   name: string;
   arguments: readonly ArgumentNode[];
+  /** The client's `@skip`/`@include` on it, kept when every selection of the key agrees; the subgraph evaluates them. */
+  directives: readonly DirectiveNode[];
   /** Present for fields of object, interface or union type. */
   selection?: SelectionTree;
 }
@@ -73,14 +77,17 @@ export interface Fetch {
 export interface QueryPlan {
   /** In an order where every fetch comes after those it depends on. */
   readonly fetches: readonly Fetch[];
+  /** Default values of the operation's variables, for conditions read before the subgraph sees them. */
+  readonly variableDefaults: Readonly<Record<string, unknown>>;
 }
 
 const TYPENAME = '__typename';
 
 /**
  * Plans a query operation against the supergraph. Throws PlanUnsupported for what it does not
- * model (mutations, subscriptions, directives in the operation, introspection, interface objects,
- * progressive overrides, conflicting aliases); the caller then executes the operation by stitching.
+ * model (mutations, subscriptions, directives other than `@skip`/`@include`, introspection,
+ * interface objects, progressive overrides, conflicting aliases); the caller then executes the
+ * operation by stitching.
  *
  * 1. Root fields are grouped by the subgraph that resolves them (preferring one already chosen).
  * 2. Each field stays in the subgraph of its parent while that subgraph can resolve it (its own
@@ -104,7 +111,9 @@ export function buildPlan(model: SupergraphModel, schema: GraphQLSchema, documen
   planner.planRoot(queryType, operation.selectionSet);
   const steps = topologicalOrder(planner.steps);
   const definitions = new Map((operation.variableDefinitions ?? []).map((d) => [d.variable.name.value, d]));
-  return { fetches: batchFetches(steps, definitions) };
+  const variableDefaults: Record<string, unknown> = {};
+  for (const [name, definition] of definitions) if (definition.defaultValue) variableDefaults[name] = valueFromASTUntyped(definition.defaultValue);
+  return { fetches: batchFetches(steps, definitions), variableDefaults };
 }
 
 /**
@@ -251,7 +260,7 @@ class Planner {
       }
       touched.add(step);
       const returnType = this.returnType(type, name);
-      const planned = addField(at, key, name, node.arguments ?? [], returnType !== undefined);
+      const planned = addField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes));
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
@@ -282,7 +291,7 @@ class Planner {
       }
       touched.add(child);
       const returnType = this.returnType(type, name);
-      const planned = addField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined);
+      const planned = addField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes));
       if (returnType) {
         const own = this.model.providesOf(type.name, name, target.graph);
         this.planSelections(returnType, subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
@@ -321,10 +330,17 @@ class Planner {
     return isCompositeType(named) ? named : undefined;
   }
 
-  /** GraphQL's CollectFields (spec 6.3.2) for one concrete type, without @skip/@include, which plans do not model. */
+  /**
+   * GraphQL's CollectFields (spec 6.3.2) for one concrete type, with every `@skip`/`@include` taken
+   * as "maybe": what they exclude is decided per request, by the subgraph for a field's own
+   * conditions and by the projection for everything (a fragment's condition is not sent, its fields
+   * are fetched). Any other directive cannot be planned.
+   */
   collectFields(type: GraphQLObjectType, selections: readonly SelectionNode[], into = new Map<string, FieldNode[]>(), seen = new Set<string>()): Map<string, FieldNode[]> {
     for (const selection of selections) {
-      if (selection.directives?.length) throw new PlanUnsupported('directives in the selection');
+      for (const directive of selection.directives ?? []) {
+        if (directive.name.value !== 'skip' && directive.name.value !== 'include') throw new PlanUnsupported(`the @${directive.name.value} directive`);
+      }
       if (selection.kind === Kind.FIELD) {
         const key = selection.alias?.value ?? selection.name.value;
         const list = into.get(key);
@@ -361,13 +377,15 @@ function subSelections(nodes: readonly FieldNode[]): SelectionNode[] {
 }
 
 /** Adds a field at a response key, or merges with the one already there; two different fields under one key cannot be planned. */
-function addField(at: SelectionTree, key: string, name: string, args: readonly ArgumentNode[], composite: boolean): PlannedField {
+function addField(at: SelectionTree, key: string, name: string, args: readonly ArgumentNode[], composite: boolean, directives: readonly DirectiveNode[] = []): PlannedField {
   const existing = at.fields.get(key);
   if (existing) {
     if (existing.name !== name || !sameArguments(existing.arguments, args)) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
+    // Wanted under different conditions (or also by the plan itself, for a key): always fetched.
+    if (existing.directives.length > 0 && !sameDirectives(existing.directives, directives)) existing.directives = [];
     return existing;
   }
-  const field: PlannedField = { name, arguments: args, selection: composite ? emptyTree() : undefined };
+  const field: PlannedField = { name, arguments: args, directives, selection: composite ? emptyTree() : undefined };
   at.fields.set(key, field);
   return field;
 }
@@ -375,7 +393,19 @@ function addField(at: SelectionTree, key: string, name: string, args: readonly A
 function addLeaf(at: SelectionTree, name: string, key = name): void {
   const existing = at.fields.get(key);
   if (existing && existing.name !== name) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
-  if (!existing) at.fields.set(key, { name, arguments: [] });
+  if (!existing) at.fields.set(key, { name, arguments: [], directives: [] });
+  else existing.directives = [];
+}
+
+/** The `@skip`/`@include` of a response key's selections when they all carry the same ones; none otherwise. */
+function conditionsOf(nodes: readonly FieldNode[]): readonly DirectiveNode[] {
+  const first = nodes[0].directives ?? [];
+  if (first.length === 0) return first;
+  return nodes.every((node) => sameDirectives(node.directives ?? [], first)) ? first : [];
+}
+
+function sameDirectives(a: readonly DirectiveNode[], b: readonly DirectiveNode[]): boolean {
+  return a === b || (a.length === b.length && a.every((directive, i) => print(directive) === print(b[i])));
 }
 
 function sameArguments(a: readonly ArgumentNode[], b: readonly ArgumentNode[]): boolean {
@@ -464,12 +494,14 @@ function toSelectionSet(tree: SelectionTree, variables: Set<string>): SelectionS
   const selections: SelectionNode[] = [];
   for (const [key, field] of tree.fields) {
     for (const argument of field.arguments) collectVariables(argument.value, variables);
+    for (const directive of field.directives) for (const argument of directive.arguments ?? []) collectVariables(argument.value, variables);
     const sub = field.selection && (field.selection.fields.size > 0 || field.selection.fragments.size > 0) ? toSelectionSet(field.selection, variables) : undefined;
     selections.push({
       kind: Kind.FIELD,
       alias: key === field.name ? undefined : { kind: Kind.NAME, value: key },
       name: { kind: Kind.NAME, value: field.name },
       arguments: field.arguments,
+      directives: field.directives,
       // A composite field must select something: its type name at least.
       selectionSet: field.selection ? (sub ?? { kind: Kind.SELECTION_SET, selections: [{ kind: Kind.FIELD, name: { kind: Kind.NAME, value: TYPENAME } }] }) : undefined,
     });

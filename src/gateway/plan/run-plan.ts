@@ -1,9 +1,9 @@
 // Runs a query plan: each step's subgraph call once its dependencies answered, every answer merged into one tree.
-import { GraphQLError, OperationTypeNode, type ExecutionResult } from 'graphql';
+import { GraphQLError, Kind, OperationTypeNode, type ExecutionResult } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import type { FieldSetTree } from './supergraph-model.js';
 import { clientError } from '../../errors/client-error.js';
-import type { Fetch, FetchStep, QueryPlan } from './build-plan.js';
+import type { Fetch, FetchStep, PlannedField, QueryPlan } from './build-plan.js';
 
 type Data = Record<string, unknown>;
 
@@ -29,7 +29,7 @@ export async function runPlan(plan: QueryPlan, executorOf: (graph: string) => Ex
   const unplaced: GraphQLError[] = [];
   const running: Promise<void>[] = [];
   for (const fetch of plan.fetches) {
-    const run = () => (fetch.steps[0].entityType === undefined ? runRootFetch(fetch, executorOf(fetch.graph), data, variables, context, unplaced) : runEntityFetch(fetch, executorOf(fetch.graph), data, variables, context, unplaced));
+    const run = () => (fetch.steps[0].entityType === undefined ? runRootFetch(fetch, executorOf(fetch.graph), data, variables, context, unplaced) : runEntityFetch(fetch, executorOf(fetch.graph), data, variables, plan.variableDefaults, context, unplaced));
     running[fetch.id] = fetch.dependsOn.length === 0 ? run() : Promise.all(fetch.dependsOn.map((d) => running[d.id])).then(run);
   }
   await Promise.all(running);
@@ -67,10 +67,12 @@ interface Lookup {
   byRepresentation: Data[][];
 }
 
-async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, context: unknown, unplaced: GraphQLError[]): Promise<void> {
+async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, defaults: Readonly<Data>, context: unknown, unplaced: GraphQLError[]): Promise<void> {
   const lookups: Lookup[] = [];
   const requestVariables = fetchVariables(fetch, variables, {});
   for (const step of fetch.steps) {
+    // A look-up whose every field the client's @skip/@include leaves out is not made at all.
+    if (!anyIncluded(step, variables, defaults)) continue;
     const found = new Set<Data>();
     collectObjects(data, step.path, 0, step.entityType!, found);
     // 2. One representation per distinct entity; every object standing for it gets its answer.
@@ -99,6 +101,7 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     lookups.push({ step, targets, byRepresentation });
   }
   if (lookups.every((l) => l.targets.length === 0)) return;
+  for (const step of fetch.steps) if (!(step.representationsVariable! in requestVariables)) requestVariables[step.representationsVariable!] = [];
   const result = await call(executor, fetch, requestVariables, context);
   const answer = result.data as Data | null | undefined;
   for (const { step, targets, byRepresentation } of lookups) {
@@ -126,6 +129,27 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     }
     if (!placed) unplaced.push(marker);
   }
+}
+
+/** Whether the client's conditions keep at least one of the step's own fields (GraphQL spec 3.13.2, 3.13.3). */
+function anyIncluded(step: FetchStep, variables: Data | undefined, defaults: Readonly<Data>): boolean {
+  for (const field of step.selection.fields.values()) if (isIncluded(field, variables, defaults)) return true;
+  return false;
+}
+
+function isIncluded(field: PlannedField, variables: Data | undefined, defaults: Readonly<Data>): boolean {
+  for (const directive of field.directives) {
+    const condition = directive.arguments?.find((a) => a.name.value === 'if')?.value;
+    if (!condition) continue;
+    let value: unknown;
+    if (condition.kind === Kind.BOOLEAN) value = condition.value;
+    else if (condition.kind === Kind.VARIABLE) {
+      const name = condition.name.value;
+      value = variables && name in variables ? variables[name] : defaults[name];
+    }
+    if (directive.name.value === 'skip' ? value === true : value === false) return false;
+  }
+  return true;
 }
 
 function wholeFailure(fetch: Fetch): GraphQLError {
