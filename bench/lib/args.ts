@@ -16,6 +16,8 @@ export interface BenchOptions {
   identical: boolean;
   /** Measure the baseline twice, in two processes: the run's noise floor next to every ratio. */
   control: boolean;
+  /** Processes started per variant; each round measures every one, and ratios pair replica k with replica k. */
+  replicas: number;
   /** Write a V8 CPU profile of every gateway to bench/results/profiles-<timestamp>/<scenario>/ (slows them a little, all alike). */
   cpuProf: boolean;
   list: boolean;
@@ -37,6 +39,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                      Authorization and varying variables: shows request deduplication and caching
   --control          also measure the baseline a second time, in its own process (<baseline>-again): its
                      ratio to the baseline is the noise floor of the run, what two identical gateways differ by
+  --replicas N       start every variant N times, each in its own process (default 1); every round measures
+                     each one (A1 B1 A2 B2 ...) and pairs replica k of a variant with replica k of the
+                     baseline: a process's own luck (JIT, heap layout) then spreads over the pairs
   --cpu-prof         write a CPU profile per gateway to bench/results/profiles-<timestamp>/ (open in Chrome DevTools)
   --list             list the scenarios and exit
   --help             this text`;
@@ -68,6 +73,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         'cpu-prof': { type: 'boolean', default: false },
         identical: { type: 'boolean', default: false },
         control: { type: 'boolean', default: false },
+        replicas: { type: 'string' },
         list: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -97,6 +103,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     quick: values.quick,
     identical: values.identical,
     control: values.control,
+    replicas: number('replicas', values.replicas, 1, 1, true),
     cpuProf: values['cpu-prof'],
     list: values.list,
     help: values.help,

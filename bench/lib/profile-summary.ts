@@ -59,12 +59,22 @@ function sliceProfile(profile: CpuProfile, windows: readonly (readonly [number, 
 export function breakdownProfiles(result: ScenarioResult, profileDir: string): ProfileBreakdown[] {
   const breakdowns: ProfileBreakdown[] = [];
   for (const { name: variant } of result.variants) {
-    const file = path.join(profileDir, `${variant}.cpuprofile`);
+    // One profile per process: replica 1 is `<variant>.cpuprofile`, replica k `<variant>.r<k>.cpuprofile`.
     const measurements = result.measurements.filter((m) => m.variant === variant && m.windowUs);
-    if (!existsSync(file) || measurements.length === 0) continue;
-    const requests = measurements.reduce((sum, m) => sum + m.load.requests, 0);
+    const replicas = [...new Set(measurements.map((m) => m.replica ?? 1))];
+    let requests = 0;
+    let busyUs = 0;
+    const categories = new Map<string, number>();
+    for (const replica of replicas) {
+      const file = path.join(profileDir, replica === 1 ? `${variant}.cpuprofile` : `${variant}.r${replica}.cpuprofile`);
+      const own = measurements.filter((m) => (m.replica ?? 1) === replica);
+      if (!existsSync(file) || own.length === 0) continue;
+      const slice = sliceProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, own.map((m) => m.windowUs!));
+      requests += own.reduce((sum, m) => sum + m.load.requests, 0);
+      busyUs += slice.busyUs;
+      for (const [name, us] of slice.categories) categories.set(name, (categories.get(name) ?? 0) + us);
+    }
     if (requests === 0) continue;
-    const { busyUs, categories } = sliceProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, measurements.map((m) => m.windowUs!));
     breakdowns.push({
       variant,
       requests,

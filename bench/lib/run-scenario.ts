@@ -21,6 +21,8 @@ export interface MeasureOptions {
   identical: boolean;
   /** Also measure the baseline a second time in its own process (see withControl). */
   control?: boolean;
+  /** Processes per variant (default 1): see the measurement loop. */
+  replicas?: number;
 }
 
 /** CPU use during the measured window, in % of one core. */
@@ -36,8 +38,11 @@ export interface CpuShare {
 }
 
 export interface Measurement {
+  /** With replicas, one "round" per replica: (round - 1) × replicas + replica. */
   round: number;
   variant: string;
+  /** Which process of the variant (1 when --replicas is not given). */
+  replica?: number;
   load: LoadResult;
   cpu: CpuShare;
   /** The gateway's peak resident set since it started, in KiB. */
@@ -83,7 +88,7 @@ function withControl(variants: readonly Variant[]): Variant[] {
   const control: Variant = {
     name,
     description: `${baseline.description}; the baseline again in its own process (the noise floor)`,
-    start: (context, backend) => baseline.start({ ...context, instanceName: name }, backend),
+    start: (context, backend) => baseline.start({ ...context, instanceName: context.instanceName ?? name }, backend),
   };
   return [baseline, control, ...others];
 }
@@ -125,13 +130,19 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     await scenario.setup?.(startContext);
     const backend = await scenario.backend.start(startContext);
     started.push(...backend.processes);
-    const running: { variant: Variant; gateway: RunningGateway }[] = [];
+    const running: { variant: Variant; gateway: RunningGateway; replicas: RunningGateway[] }[] = [];
     const scenarioVariants = options.control ? withControl(scenario.variants) : scenario.variants;
+    const replicaCount = options.replicas ?? 1;
     for (const variant of scenarioVariants) {
       try {
-        const gateway = await variant.start(startContext, backend);
-        started.push(gateway.process);
-        running.push({ variant, gateway });
+        const replicas: RunningGateway[] = [];
+        for (let k = 1; k <= replicaCount; k++) {
+          // Replica 1 keeps the variant's own name (its profile file, its work folder); the others are numbered.
+          const gateway = await variant.start(k === 1 ? startContext : { ...startContext, instanceName: `${variant.name}.r${k}` }, backend);
+          started.push(gateway.process);
+          replicas.push(gateway);
+        }
+        running.push({ variant, gateway: replicas[0]!, replicas });
       } catch (error) {
         if (!variant.optional) throw error;
         skip(variant, `could not start: ${(error as Error).message}`);
@@ -141,9 +152,13 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     const checkNumbers = scenario.checkRequests ?? DEFAULT_CHECK_REQUESTS;
     const samples = checkNumbers.map((n) => scenario.request(n));
     const checks = new Map<Variant, DataCheck>();
-    for (const { variant, gateway } of running) {
+    for (const { variant, replicas } of running) {
       try {
-        checks.set(variant, await hashSampleData(gateway.url, samples, (index) => scenario.headers?.(checkNumbers[index])));
+        // Every replica answers the samples; the data check stands on the first, the others must agree with it.
+        const [check, ...others] = await Promise.all(replicas.map((gateway) => hashSampleData(gateway.url, samples, (index) => scenario.headers?.(checkNumbers[index]))));
+        const odd = others.find((other) => other.hash !== check!.hash);
+        if (odd) throw new Error(`its replicas disagree (sha256 ${odd.hash} vs ${check!.hash})`);
+        checks.set(variant, check!);
       } catch (error) {
         const message = `failed the data check: ${(error as Error).message}`;
         if (!variant.optional) throw new Error(`${scenario.name}: ${variant.name} ${message}`);
@@ -164,8 +179,10 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
     }
     const measured = running.filter(({ variant }) => checks.has(variant));
     // A peer left out after it started would only sit idle on the gateway core until the end: stop it now.
-    await Promise.all(running.filter(({ variant }) => !checks.has(variant)).map(({ gateway }) => gateway.process.stop()));
-    const gateways = measured.map(({ gateway }) => gateway);
+    await Promise.all(running.filter(({ variant }) => !checks.has(variant)).flatMap(({ replicas }) => replicas.map((gateway) => gateway.process.stop())));
+    // Every gateway process, replicas of a variant next to each other; gatewayIndex[v][k - 1] is replica k of variant v.
+    const gateways = measured.flatMap(({ replicas }) => replicas);
+    const gatewayIndex = measured.map((_, v) => Array.from({ length: replicaCount }, (__, k) => v * replicaCount + k));
     const variants = measured.map(({ variant }) => variant);
     const dataHash = expected.hash;
     const answerBytes = Object.fromEntries(measured.map(({ variant }) => [variant.name, checks.get(variant)!.bodyBytes[0]]));
@@ -186,31 +203,45 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
       return runLoad({ url: gateways[i]!.url, connections: options.connections, warmupMs: 0, durationMs, maxRequests, numbers: context.numbers, request: requestFor });
     };
 
+    const replicaLabel = (k: number) => (replicaCount > 1 ? ` (replica ${k})` : '');
     if (options.primeMs > 0) {
-      for (const [i, variant] of variants.entries()) {
-        const primed = await unmeasuredLoad(i, options.primeMs);
-        context.log(`  primed ${variant.name} for ${options.primeMs / 1000} s (${primed.rps.toFixed(0)} rps while cold; not counted)`);
+      for (const [v, variant] of variants.entries()) {
+        for (const [k, i] of gatewayIndex[v]!.entries()) {
+          const primed = await unmeasuredLoad(i, options.primeMs);
+          context.log(`  primed ${variant.name}${replicaLabel(k + 1)} for ${options.primeMs / 1000} s (${primed.rps.toFixed(0)} rps while cold; not counted)`);
+        }
       }
     }
 
     const firstRequestRps: Record<string, number> = {};
     if (scenario.headerPeriod && !options.identical) {
-      for (const [i, variant] of variants.entries()) {
-        const pass = await unmeasuredLoad(i, 600_000, scenario.headerPeriod);
-        firstRequestRps[variant.name] = pass.completedTotal / (pass.wallMs / 1000);
-        context.log(`  ${variant.name}: every one of the ${scenario.headerPeriod} header values once (${firstRequestRps[variant.name]!.toFixed(0)} rps on first requests; not counted)`);
+      for (const [v, variant] of variants.entries()) {
+        for (const [k, i] of gatewayIndex[v]!.entries()) {
+          const pass = await unmeasuredLoad(i, 600_000, scenario.headerPeriod);
+          const rps = pass.completedTotal / (pass.wallMs / 1000);
+          if (k === 0) firstRequestRps[variant.name] = rps;
+          context.log(`  ${variant.name}${replicaLabel(k + 1)}: every one of the ${scenario.headerPeriod} header values once (${rps.toFixed(0)} rps on first requests; not counted)`);
+        }
       }
     }
 
+    // With replicas, each round measures A1 B1, A2 B2, ...: replica k of every variant forms one pair with
+    // replica k of the baseline, recorded as its own "round", so the paired ratios spread each process's
+    // own luck (JIT decisions, heap layout) over the pairs instead of tying it to one variant.
     const measurements: Measurement[] = [];
-    const nameWidth = Math.max(16, ...variants.map((v) => v.name.length));
+    const nameWidth = Math.max(16, ...variants.map((v) => v.name.length)) + (replicaCount > 1 ? 4 : 0);
+    const totalRounds = options.rounds * replicaCount;
     for (let round = 1; round <= options.rounds; round++) {
-      for (const [i, variant] of variants.entries()) {
-        runOnly(i);
-        const measured = await measure(requestFor, gateways[i], backend.processes, backend.subgraphRequests, options, context);
-        const measurement: Measurement = { round, variant: variant.name, ...measured };
-        measurements.push(measurement);
-        context.log(`  round ${round}/${options.rounds}  ${formatProgress(measurement, nameWidth)}`);
+      for (let k = 1; k <= replicaCount; k++) {
+        const pair = (round - 1) * replicaCount + k;
+        for (const [v, variant] of variants.entries()) {
+          const i = gatewayIndex[v]![k - 1]!;
+          runOnly(i);
+          const measured = await measure(requestFor, gateways[i]!, backend.processes, backend.subgraphRequests, options, context);
+          const measurement: Measurement = { round: pair, variant: variant.name, ...(replicaCount > 1 ? { replica: k } : {}), ...measured };
+          measurements.push(measurement);
+          context.log(`  round ${pair}/${totalRounds}  ${formatProgress({ ...measurement, variant: replicaCount > 1 ? `${variant.name}.r${k}` : variant.name }, nameWidth)}`);
+        }
       }
     }
     for (const gateway of gateways) gateway.process.resume();

@@ -120,6 +120,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
         // withTimeout sits inside and owns each attempt's controller.
         abortVia: 'hook',
         onHedge: () => metrics?.hedges.inc({ subgraph: name }),
+        onBusy: () => metrics?.hedgesBusy.inc({ subgraph: name }),
       }),
     );
   }

@@ -69,6 +69,26 @@ describe('withHedging', () => {
     expect(attempts[1].call.signal).not.toBe(attempts[0].call.signal);
   });
 
+  it('starts no backup when its timer fires late: the delay was the event loop\'s, not the subgraph\'s', async () => {
+    let clock = 0;
+    const onBusy = vi.fn<(call: SubgraphCall) => void>();
+    const { attempts, hedged, onHedge, extra, hedges } = setup({ now: () => clock, onBusy });
+    void hedged(makeCall({ deadlineAt: 2_000 }));
+    // The 100 ms timer runs only after the loop was blocked for 60 ms more (over max(5, 100 / 4)).
+    clock = 160;
+    await vi.advanceTimersByTimeAsync(100);
+    expect(attempts).toHaveLength(1);
+    expect(onHedge).not.toHaveBeenCalled();
+    expect(onBusy).toHaveBeenCalledTimes(1);
+    expect([extra.tokens, hedges.tokens]).toEqual([5, 5 + 0.05]);
+    // A timer that fires on time (a little lateness is normal) still hedges.
+    clock = 0;
+    void hedged(makeCall({ deadlineAt: 2_000 }));
+    clock = 104;
+    await vi.advanceTimersByTimeAsync(100);
+    expect(attempts.map((a) => a.call.attempt)).toEqual(['first', 'first', 'hedge']);
+  });
+
   it('waits at least floorMs', async () => {
     const { attempts, hedged } = setup({ delayMs: () => 2, floorMs: 10 });
     void hedged(makeCall());

@@ -24,6 +24,8 @@ export interface HedgingOptions {
   now?: () => number;
   /** Called when a backup attempt starts, with that attempt's call. Runs in a timer callback: must not throw. */
   onHedge?: (call: SubgraphCall) => void;
+  /** Called instead when the delay passed but the timer fired too late to blame the subgraph (see step 3). */
+  onBusy?: (call: SubgraphCall) => void;
   /**
    * How the loser is aborted. `controller` (default): each attempt gets its own AbortController linked
    * to the call's signal. `hook`: the attempts keep the call's signal and the attempt owner inside
@@ -42,7 +44,12 @@ export interface HedgingOptions {
  *    call's signal aborts.
  * 3. After `max(floorMs, delayMs())` ms, if the first attempt has not settled, more time than that
  *    delay is left, and both budgets give a token (`withdrawAll(extra, hedges)`), one backup starts
- *    with `attempt: 'hedge'` and its own controller, and `onHedge` is called.
+ *    with `attempt: 'hedge'` and its own controller, and `onHedge` is called. Unless the timer itself
+ *    fired late (by more than `max(5 ms, delay / 4)`): then this process's event loop was too busy to
+ *    run it in time, the first attempt's answer may be waiting unread in its socket, and a backup
+ *    would only queue behind the same work, so none starts (`onBusy`). Without that check a
+ *    saturated router hedged about 1% of its calls (every loser a cancelled request and a new
+ *    connection) for no gain: its slowness was its own, not the subgraph's.
  * 4. The first attempt to resolve wins; the other one's controller is aborted with
  *    `CallAborted('superseded')`, so its HTTP request is cancelled (and it ends `cancelled`). A
  *    failure while the other attempt still runs waits for it; when both fail, the first attempt's
@@ -52,8 +59,11 @@ export interface HedgingOptions {
  * The attempts are linked to the call's signal by one listener removed at the end, rather than by
  * `AbortSignal.any`, which Node has been reported to leak with (nodejs/node#55351, #54614).
  */
+/** A hedge timer this late (at least) says the event loop was busy, not that the subgraph was slow. */
+const BUSY_LATENESS_MS = 5;
+
 export function withHedging(options: HedgingOptions): CallWrapper {
-  const { delayMs, floorMs = 10, extra, hedges, recordExtraCall = false, now = () => performance.now(), onHedge } = options;
+  const { delayMs, floorMs = 10, extra, hedges, recordExtraCall = false, now = () => performance.now(), onHedge, onBusy } = options;
   const viaHook = options.abortVia === 'hook';
   if (!(floorMs >= 0)) throw new RangeError(`floorMs must be non-negative, got ${floorMs}`);
 
@@ -72,6 +82,7 @@ export function withHedging(options: HedgingOptions): CallWrapper {
       // No token in either budget: no hedge can start, so spare the controller, listener and timer.
       if (!extra.canWithdraw() || !hedges.canWithdraw()) return next(call);
 
+      const dueAt = now() + waitMs;
       return new Promise<ExecutionResult>((resolve, reject) => {
         // Each attempt's abort: its own controller, or (hook mode) what its attempt owner hands back.
         const first = attemptHandle(call, viaHook);
@@ -107,7 +118,13 @@ export function withHedging(options: HedgingOptions): CallWrapper {
         if (!viaHook) call.signal.addEventListener('abort', onCallAbort, { once: true });
         timer = setTimeout(function hedgeDelayElapsed() {
           timer = undefined;
-          if (settled || call.signal.aborted || timeLeft(call, now()) <= waitMs || !withdrawAll(extra, hedges)) return;
+          const firedAt = now();
+          if (settled || call.signal.aborted || timeLeft(call, firedAt) <= waitMs) return;
+          if (firedAt - dueAt > Math.max(BUSY_LATENESS_MS, waitMs / 4)) {
+            onBusy?.(call);
+            return;
+          }
+          if (!withdrawAll(extra, hedges)) return;
           const handle = attemptHandle(call, viaHook);
           backup = handle;
           const hedgeCall: SubgraphCall = { ...handle.call, attempt: 'hedge' };

@@ -7,6 +7,7 @@ export const METRIC = {
   circuitState: 'switchyard_circuit_state',
   retries: 'switchyard_subgraph_retries_total',
   hedges: 'switchyard_subgraph_hedges_total',
+  hedgesBusy: 'switchyard_subgraph_hedges_busy_total',
   deduplicated: 'switchyard_subgraph_deduplicated_total',
   staleSections: 'switchyard_subgraph_stale_total',
   partialResponses: 'switchyard_partial_responses_total',

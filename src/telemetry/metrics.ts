@@ -14,6 +14,8 @@ export interface RouterMetrics {
   readonly circuitState: Gauge<'subgraph'>;
   readonly retries: Counter<'subgraph'>;
   readonly hedges: Counter<'subgraph'>;
+  /** Hedges not started because the router's own event loop was late, not the subgraph. */
+  readonly hedgesBusy: Counter<'subgraph'>;
   readonly deduplicated: Counter<'subgraph'>;
   readonly staleSections: Counter<'subgraph'>;
   readonly partialResponses: Counter<'operation'>;
@@ -81,6 +83,12 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     circuitState: new Gauge({ name: METRIC.circuitState, help: 'Circuit breaker state per subgraph: 0 closed, 1 open, 2 half-open.', labelNames: ['subgraph'], registers: [registry] }),
     retries: new Counter({ name: METRIC.retries, help: 'Retry attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
     hedges: new Counter({ name: METRIC.hedges, help: 'Hedge (backup) attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
+    hedgesBusy: new Counter({
+      name: METRIC.hedgesBusy,
+      help: 'Hedges not started because the hedge timer fired late: the router was too busy for a backup to help.',
+      labelNames: ['subgraph'],
+      registers: [registry],
+    }),
     deduplicated: new Counter({ name: METRIC.deduplicated, help: 'Subgraph calls that joined an identical call in flight instead of being sent.', labelNames: ['subgraph'], registers: [registry] }),
     staleSections: new Counter({ name: METRIC.staleSections, help: 'Subgraph calls answered from a stale last-good copy.', labelNames: ['subgraph'], registers: [registry] }),
     partialResponses: new Counter({ name: METRIC.partialResponses, help: 'Responses with at least one missing or stale section.', labelNames: ['operation'], registers: [registry] }),
