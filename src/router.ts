@@ -99,7 +99,7 @@ export function createRouter(deps: RouterDeps): Router {
   // The deadline starts once the request is admitted.
   if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
   // Last: it reads the authorization decision, and replaces only the execute function the others wrap.
-  if (config.queryPlans) plugins.push(useQueryPlans({ graph, metrics }));
+  if (config.queryPlans) plugins.push(useQueryPlans({ graph, metrics, logger }));
   return createYoga({
     // Read once per request (after useServedGraph made sure there is one): the request keeps this schema.
     schema: function currentSchema() {

@@ -49,7 +49,8 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
           supergraph: built.document,
           apiSchema: built.schema,
           executors: built.executors,
-          onUnplanned: (reason, operation) => deps.logger.debug({ operation, reason }, 'operation runs by stitching'),
+          onUnplanned: (reason, operation, failed) =>
+            failed ? deps.logger.error({ operation, reason }, 'query planner failed; the operation runs by stitching') : deps.logger.debug({ operation, reason }, 'operation runs by stitching'),
         });
   const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source, planner });
   deps.metrics?.schemaReloads.inc({ result: 'swapped' });

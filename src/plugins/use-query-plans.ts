@@ -2,11 +2,13 @@
 import type { Plugin } from 'graphql-yoga';
 import type { GraphHolder } from '../gateway/served-graph.js';
 import { DECISION } from '../security/authorization.js';
+import type { Logger } from '../telemetry/logger.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 
 export interface QueryPlansOptions {
   graph: GraphHolder;
   metrics?: RouterMetrics;
+  logger?: Logger;
 }
 
 /**
@@ -15,9 +17,9 @@ export interface QueryPlansOptions {
  * decision denies fields (the guards on the stitched schema null them and prune their fetches).
  */
 export function useQueryPlans(options: QueryPlansOptions): Plugin {
-  const { graph, metrics } = options;
+  const { graph, metrics, logger } = options;
   return {
-    onExecute({ args, setExecuteFn }) {
+    onExecute({ args, executeFn, setExecuteFn }) {
       const served = graph.current;
       const planner = served?.planner;
       // A request that started on an older graph keeps it, and its stitched schema.
@@ -28,7 +30,13 @@ export function useQueryPlans(options: QueryPlansOptions): Plugin {
       }
       metrics?.executions.inc({ path: 'plan' });
       setExecuteFn(function executeByPlan(executeArgs) {
-        return planner!.execute(plan, executeArgs);
+        // A failure of the plan runner itself is a bug, never a subgraph's doing (those become field
+        // errors): the request is run again by stitching rather than lost, and the bug is counted and logged.
+        return planner!.execute(plan, executeArgs).catch((error: unknown) => {
+          metrics?.executions.inc({ path: 'plan_error' });
+          logger?.error({ err: error, operation: executeArgs.operationName }, 'query plan failed; running the operation by stitching');
+          return executeFn(executeArgs);
+        });
       });
     },
   };

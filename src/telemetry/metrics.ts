@@ -36,7 +36,7 @@ export interface RouterMetrics {
   watchCache(cache: string, stats: () => { hits: number; misses: number }): void;
   /** Reads the audit writer's counters at every scrape. */
   watchAudit(stats: () => { buffered: number; spilled: number }): void;
-  /** Operations executed, by path: `plan` (a query plan) or `stitching`. */
+  /** Operations executed, by path: `plan` (a query plan), `stitching`, or `plan_error` (a plan runner failure, run again by stitching). */
   readonly executions: Counter<'path'>;
   readonly schemaVersion: Gauge;
   readonly schemaReloads: Counter<'result'>;
@@ -128,7 +128,7 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
         },
       });
     },
-    executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document) or stitching.', labelNames: ['path'], registers: [registry] }),
+    executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document), stitching, or plan_error (the plan runner failed and stitching ran it).', labelNames: ['path'], registers: [registry] }),
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
     schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
     schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),

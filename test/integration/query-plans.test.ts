@@ -94,6 +94,10 @@ describe(`query plans (${databaseKind} database)`, () => {
     expect(await reviewsCalls()).toBe(before);
   });
 
+  it('never needed stitching to rescue a plan in any of the comparisons', async () => {
+    expect(await readMetric(stack.router, 'switchyard_executions_total', { path: 'plan_error' })).toBe(0);
+  });
+
   it('leaves mutations to stitching', async () => {
     const before = await readMetric(stack.router, 'switchyard_executions_total', { path: 'stitching' });
     const added = await stack.query('mutation { addReview(productId: "1", rating: 5, body: "planned or not") { id rating product { id name } } }');

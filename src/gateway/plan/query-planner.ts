@@ -21,8 +21,11 @@ export interface QueryPlannerOptions {
   apiSchema: GraphQLSchema;
   /** The executor of each subgraph, by `join__Graph` value. */
   executors: ReadonlyMap<string, Executor>;
-  /** Told once per document that has no plan, with the reason (logged at debug level by the router). */
-  onUnplanned?: (reason: string, operationName: string | undefined) => void;
+  /**
+   * Told once per document that has no plan, with the reason (logged by the router: at debug level
+   * for what plans do not model, as an error for a planner failure, which is a bug).
+   */
+  onUnplanned?: (reason: string, operationName: string | undefined, failed: boolean) => void;
 }
 
 export interface QueryPlanner {
@@ -65,9 +68,10 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
       try {
         plan = buildPlan(model, supergraphSchema, document, operationName);
       } catch (error) {
-        if (!(error instanceof PlanUnsupported)) throw error;
-        plan = error;
-        options.onUnplanned?.(error.message, operationName ?? undefined);
+        // A planner failure must not fail the request: stitching can still run it.
+        const failed = !(error instanceof PlanUnsupported);
+        plan = failed ? new PlanUnsupported(`the planner failed: ${(error as Error).message}`) : error;
+        options.onUnplanned?.(plan.message, operationName ?? undefined, failed);
       }
       byName.set(key, plan);
     }

@@ -1,0 +1,35 @@
+import { createSchema, createYoga } from 'graphql-yoga';
+import { describe, expect, it } from 'vitest';
+import { GraphHolder } from '../gateway/served-graph.js';
+import type { QueryPlanner } from '../gateway/plan/query-planner.js';
+import { createMetrics } from '../telemetry/metrics.js';
+import { useQueryPlans } from './use-query-plans.js';
+
+/** A router in miniature whose "stitching" answers `stitched`, with a planner that plans everything and runs it with `execute`. */
+function miniRouter(execute: QueryPlanner['execute']) {
+  const schema = createSchema({ typeDefs: 'type Query { hello: String }', resolvers: { Query: { hello: () => 'stitched' } } });
+  const planner: QueryPlanner = { planFor: () => ({ fetches: [], variableDefaults: {} }), whyUnplanned: () => undefined, execute };
+  const graph = new GraphHolder();
+  graph.swap({ schema, supergraphSdl: '', subgraphs: [], routes: new Map(), source: 'test', planner });
+  const metrics = createMetrics({ processMetrics: false });
+  const yoga = createYoga({ schema: () => graph.current!.schema, plugins: [useQueryPlans({ graph, metrics })], logging: false });
+  const query = async () => (await yoga.fetch('http://router.test/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ hello }"}' })).json();
+  const count = async (path: string) => (await metrics.executions.get()).values.find((v) => v.labels.path === path)?.value ?? 0;
+  return { query, count };
+}
+
+describe('useQueryPlans', () => {
+  it('answers from the plan when there is one', async () => {
+    const router = miniRouter(async () => ({ data: { hello: 'planned' } }));
+    expect(await router.query()).toEqual({ data: { hello: 'planned' } });
+    expect(await router.count('plan')).toBe(1);
+  });
+
+  it('runs the operation by stitching when the plan runner fails, and counts it', async () => {
+    const router = miniRouter(async () => {
+      throw new TypeError('a bug in the plan runner');
+    });
+    expect(await router.query()).toEqual({ data: { hello: 'stitched' } });
+    expect(await router.count('plan_error')).toBe(1);
+  });
+});
