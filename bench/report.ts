@@ -62,7 +62,9 @@ export function formatScenario(result: ScenarioResult, summary: ScenarioSummary,
   lines.push('  (rps, p50, p99, cpu: medians over the rounds; × base: median of the per-round ratios; cpu: % of one core during the measured window, "others" = anything else on the gateway\'s core)');
   if (summary.target) {
     const t = summary.target;
-    const outcome = { met: 'MET', missed: 'NOT MET', inconclusive: 'INCONCLUSIVE (within the noise of this run: run more rounds)' }[t.outcome];
+    // One pair is a look, not a verdict: single rounds move by ±15% on a shared machine.
+    const outcome =
+      t.rounds < 2 ? 'NO VERDICT from one round (a look: run without --quick)' : { met: 'MET', missed: 'NOT MET', inconclusive: 'INCONCLUSIVE (within the noise of this run: run more rounds)' }[t.outcome];
     const disturbed = t.disturbedMeasurements ? `; ${t.disturbedMeasurements} disturbed measurements` : '';
     lines.push(`  target: ${t.statement}: ${t.variant} / ${t.baseline} throughput = ${ratio(t.ratio)} (median), needs >= ${t.minRatio}, reached in ${t.roundsMet} of ${t.rounds} rounds${disturbed}: ${outcome}`);
   }

@@ -10,18 +10,18 @@ import { runScenario } from './lib/run-scenario.js';
 import { summarise } from './lib/summary.js';
 import type { CoreLayout, Scenario } from './lib/types.js';
 import { formatScenario, writeReport, type BenchReport } from './report.js';
-import { MEASUREMENTS, SCENARIOS } from './scenario-list.js';
+import { MEASUREMENTS, QUICK_SCENARIOS, SCENARIOS } from './scenario-list.js';
 
 /** Core 0 for the gateway under test, core 1 for everything that feeds it (subgraphs, this process). */
 const GATEWAY_CORE = 0;
 const LOAD_CORE = 1;
 
-function selectScenarios(names: readonly string[], backendName: string | undefined): Scenario[] {
+function selectScenarios(names: readonly string[], backendName: string | undefined, quick: boolean): Scenario[] {
   const known = [...SCENARIOS.map((s) => s.name), ...MEASUREMENTS.map((m) => m.name)];
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length) throw new UsageError(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
   // Measurements (MEASUREMENTS) run only when named; a run that names only measurements runs no throughput scenario.
-  const selected = names.length === 0 ? [...SCENARIOS] : SCENARIOS.filter((s) => names.includes(s.name));
+  const selected = names.length > 0 ? SCENARIOS.filter((s) => names.includes(s.name)) : quick ? SCENARIOS.filter((s) => QUICK_SCENARIOS.includes(s.name)) : [...SCENARIOS];
   if (backendName === undefined) return selected;
   return selected.map((scenario) => {
     const offered = [scenario.backend, ...(scenario.alternativeBackends ?? [])];
@@ -65,7 +65,7 @@ function stopChildrenOnExit(supervisor: ProcessSupervisor): () => void {
 }
 
 async function main(options: BenchOptions): Promise<number> {
-  const scenarios = selectScenarios(options.scenarios, options.backend);
+  const scenarios = selectScenarios(options.scenarios, options.backend, options.quick);
   const startedAt = new Date().toISOString();
   const machine = describeMachine();
   const { cores, pinned } = setUpCores();

@@ -10,5 +10,8 @@ import { tracingOverhead } from './scenarios/tracing-overhead.js';
 
 export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, securityOverhead, queueOverhead, tracingOverhead, peersHeavy, peersProductPage, peersHello];
 
+/** What `--quick` runs when no scenario is named: the comparisons the issues set targets on, in about two minutes. */
+export const QUICK_SCENARIOS: readonly string[] = [resilienceOverhead.name, peersHeavy.name, peersProductPage.name, peersHello.name];
+
 /** Measurements that are not paired throughput comparisons; each runs only when named (`--scenario queue-memory`). */
 export const MEASUREMENTS: readonly Measurement[] = [queueMemory];

@@ -26,8 +26,9 @@ export interface BenchOptions {
 
 export const USAGE = `Usage: npm run bench -- [options]
 
-  --quick            2 rounds of 3 s after 1 s warm-up, 3 s priming: a look (about 8 minutes for every scenario;
-                     name one or two with --scenario for a look in 1-2 minutes)
+  --quick            a look in about 2.5 minutes: 1 round of 3 s after 1 s warm-up, 4 s priming, and without --scenario
+                     only the headline comparisons (resilience-overhead and the three peers scenarios);
+                     explicit flags override it (--quick --rounds 2, --quick --scenario security-overhead)
   --scenario NAME    run only this scenario (repeatable); --list shows them
   --backend NAME     serve the scenarios from this backend instead of their default (fast-demo; demo = the real demo subgraphs)
   --connections N    concurrent connections (default 50)
@@ -54,7 +55,7 @@ export class UsageError extends Error {}
  * machine is between rounds, not within a window (README, "Reading the table").
  */
 const DEFAULTS = { connections: 50, duration: 5, warmup: 2, prime: 4, rounds: 3 };
-const QUICK = { duration: 3, warmup: 1, prime: 3, rounds: 2 };
+const QUICK = { duration: 3, warmup: 1, prime: 4, rounds: 1 };
 
 export function parseBenchArgs(argv: readonly string[]): BenchOptions {
   let parsed;
