@@ -77,12 +77,13 @@ export function withHedging(options: HedgingOptions): CallWrapper {
       const typicalSlowMs = delayMs();
       if (typicalSlowMs === undefined || !Number.isFinite(typicalSlowMs) || call.signal.aborted) return next(call);
       const waitMs = Math.max(floorMs, typicalSlowMs);
+      const startedAt = now();
       // At the timer, at least waitMs will have passed: a backup would need more than waitMs left then.
-      if (timeLeft(call, now()) <= 2 * waitMs) return next(call);
+      if (timeLeft(call, startedAt) <= 2 * waitMs) return next(call);
       // No token in either budget: no hedge can start, so spare the controller, listener and timer.
       if (!extra.canWithdraw() || !hedges.canWithdraw()) return next(call);
 
-      const dueAt = now() + waitMs;
+      const dueAt = startedAt + waitMs;
       return new Promise<ExecutionResult>((resolve, reject) => {
         // Each attempt's abort: its own controller, or (hook mode) what its attempt owner hands back.
         const first = attemptHandle(call, viaHook);

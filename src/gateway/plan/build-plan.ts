@@ -122,23 +122,23 @@ export function buildPlan(model: SupergraphModel, schema: GraphQLSchema, documen
  */
 function batchFetches(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>): Fetch[] {
   // Steps come dependencies first, so the fetches a step waits for are known when it is placed.
-  const groups = new Map<string, { steps: FetchStep[]; dependsOn: number[] }>();
+  // Groups in the order they are made, so a group's index is its fetch's id.
+  const groups: { steps: FetchStep[]; dependsOn: number[] }[] = [];
+  const byKey = new Map<string, number>();
   const groupOf = new Map<FetchStep, number>();
-  const order: string[] = [];
   for (const step of steps) {
     const dependsOn = [...new Set([...step.dependsOn].map((d) => groupOf.get(d)!))].sort((a, b) => a - b);
     const key = step.entityType === undefined ? `root\u0000${step.id}` : `${step.graph}\u0000${dependsOn.join(',')}`;
-    let group = groups.get(key);
-    if (!group) {
-      groups.set(key, (group = { steps: [], dependsOn }));
-      order.push(key);
+    let index = byKey.get(key);
+    if (index === undefined) {
+      index = groups.push({ steps: [], dependsOn }) - 1;
+      byKey.set(key, index);
     }
-    group.steps.push(step);
-    groupOf.set(step, order.indexOf(key));
+    groups[index]!.steps.push(step);
+    groupOf.set(step, index);
   }
   const fetches: Fetch[] = [];
-  for (const key of order) {
-    const group = groups.get(key)!;
+  for (const group of groups) {
     const { document, variableNames } = fetchDocument(group.steps, definitions);
     const first = group.steps[0];
     fetches.push({ id: fetches.length, graph: first.graph, subgraph: first.subgraph, steps: group.steps, dependsOn: group.dependsOn.map((id) => fetches[id]), document, variableNames });
@@ -196,14 +196,14 @@ class Planner {
 
   /** The entity step of `graph` at this position and type, made on first use. */
   entityStep(graph: string, path: readonly string[], typeName: string): FetchStep {
-    const key = `${graph}\u0000${path.join('\u0000')}\u0000${typeName}`;
+    const key = positionKey(graph, path, typeName);
     let step = this.#byPosition.get(key);
     if (!step) this.#byPosition.set(key, (step = this.newStep(graph, path, typeName)));
     return step;
   }
 
   hasEntityStep(graph: string, path: readonly string[], typeName: string): boolean {
-    return this.#byPosition.has(`${graph}\u0000${path.join('\u0000')}\u0000${typeName}`);
+    return this.#byPosition.has(positionKey(graph, path, typeName));
   }
 
   /** Plans selections at one position (an object, interface or union) inside `step`; adds every step it puts fields in to `touched`. */
@@ -366,6 +366,11 @@ class Planner {
     const conditionType = this.schema.getType(condition);
     return conditionType !== undefined && isAbstractType(conditionType) && this.schema.isSubType(conditionType, type);
   }
+}
+
+/** One entity step per subgraph, position and type. */
+function positionKey(graph: string, path: readonly string[], typeName: string): string {
+  return `${graph}\u0000${path.join('\u0000')}\u0000${typeName}`;
 }
 
 function emptyTree(): SelectionTree {

@@ -211,41 +211,34 @@ function collectObjects(value: unknown, path: readonly string[], depth: number, 
  */
 function representationOf(object: Data, tree: FieldSetTree, typeName: string): Data | GraphQLError {
   const representation: Data = { __typename: typeName };
-  const failure = project(object, tree, representation);
-  return failure ?? representation;
+  return projectFields(object, tree, representation) ?? representation;
 }
 
-function project(object: Data, tree: FieldSetTree, into: Data): GraphQLError | undefined {
+/** Copies the fields of `tree` from `object` into `into`; returns the error object of a failed one instead. */
+function projectFields(object: Data, tree: FieldSetTree, into: Data): GraphQLError | undefined {
   for (const [name, sub] of tree) {
-    const value = object[name];
+    if (object[name] === undefined) continue;
+    const value = projectValue(object[name], sub);
     if (value instanceof GraphQLError) return value;
-    if (value === undefined) continue;
-    if (sub.size === 0 || value === null || typeof value !== 'object') {
-      into[name] = value;
-      continue;
-    }
-    if (Array.isArray(value)) {
-      const items: unknown[] = [];
-      for (const item of value) {
-        if (item instanceof GraphQLError) return item;
-        if (item === null || typeof item !== 'object') {
-          items.push(item);
-          continue;
-        }
-        const projected: Data = {};
-        const failure = project(item as Data, sub, projected);
-        if (failure) return failure;
-        items.push(projected);
-      }
-      into[name] = items;
-      continue;
-    }
-    const projected: Data = {};
-    const failure = project(value as Data, sub, projected);
-    if (failure) return failure;
-    into[name] = projected;
+    into[name] = value;
   }
   return undefined;
+}
+
+/** A field's value cut down to `tree` (lists item by item, at any depth), or the error object standing in it. */
+function projectValue(value: unknown, tree: FieldSetTree): unknown {
+  if (value instanceof GraphQLError || value === null || typeof value !== 'object' || tree.size === 0) return value;
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value) {
+      const projected = projectValue(item, tree);
+      if (projected instanceof GraphQLError) return projected;
+      items.push(projected);
+    }
+    return items;
+  }
+  const projected: Data = {};
+  return projectFields(value as Data, tree, projected) ?? projected;
 }
 
 /** Merges an entity's answer into the object it extends: new fields are added, nested objects and lists merged item by item. */

@@ -49,14 +49,11 @@ export type FieldSetTree = Map<string, FieldSetTree>;
 export class SupergraphModel {
   readonly #types = new Map<string, TypeModel>();
   readonly #fieldSets = new Map<string, SelectionSetNode>();
-  /** Union memberships read before their member types: [member, graph, union]. */
-  readonly #memberships: [string, string, string][] = [];
   readonly subgraphName = new Map<string, string>();
-  /** True when some field carries a progressive-override label. */
-  readonly hasOverrideLabels: boolean;
 
   constructor(document: DocumentNode) {
-    let labels = false;
+    /** Union memberships, read before their member types may be: [member, graph, union]. */
+    const memberships: [string, string, string][] = [];
     for (const definition of document.definitions) {
       if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === 'join__Graph') {
         for (const value of definition.values ?? []) {
@@ -93,7 +90,7 @@ export class SupergraphModel {
           if (directive.name.value !== 'join__unionMember') continue;
           const graph = enumArgument(directive, 'graph');
           const member = stringArgument(directive, 'member');
-          if (graph && member) this.#memberships.push([member, graph, definition.name.value]);
+          if (graph && member) memberships.push([member, graph, definition.name.value]);
         }
       } else {
         for (const field of definition.fields ?? []) {
@@ -106,7 +103,6 @@ export class SupergraphModel {
               continue;
             }
             const overrideLabel = stringArgument(directive, 'overrideLabel');
-            if (overrideLabel) labels = true;
             joins.set(graph, {
               external: booleanArgument(directive, 'external') === true,
               requires: stringArgument(directive, 'requires'),
@@ -120,11 +116,10 @@ export class SupergraphModel {
       }
       this.#types.set(definition.name.value, model);
     }
-    for (const [member, graph, union] of this.#memberships) {
+    for (const [member, graph, union] of memberships) {
       const model = this.#types.get(member);
       if (model) memberSet(model, graph).add(union);
     }
-    this.hasOverrideLabels = labels;
   }
 
   /** Subgraphs that define the type (any kind of `@join__type`). */
