@@ -1,8 +1,9 @@
 // Runs a query plan: each step's subgraph call once its dependencies answered, every answer merged into one tree.
-import { GraphQLError, Kind, OperationTypeNode, type ExecutionResult } from 'graphql';
+import { GraphQLError, Kind, OperationTypeNode, valueFromASTUntyped, type ExecutionResult } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import type { FieldSetTree } from './supergraph-model.js';
 import { clientError } from '../../errors/client-error.js';
+import { includedByConditions } from '../../plugins/cost/cost-rules.js';
 import type { Fetch, FetchStep, PlannedField, QueryPlan } from './build-plan.js';
 
 type Data = Record<string, unknown>;
@@ -138,18 +139,11 @@ function anyIncluded(step: FetchStep, variables: Data | undefined, defaults: Rea
 }
 
 function isIncluded(field: PlannedField, variables: Data | undefined, defaults: Readonly<Data>): boolean {
-  for (const directive of field.directives) {
-    const condition = directive.arguments?.find((a) => a.name.value === 'if')?.value;
-    if (!condition) continue;
-    let value: unknown;
-    if (condition.kind === Kind.BOOLEAN) value = condition.value;
-    else if (condition.kind === Kind.VARIABLE) {
-      const name = condition.name.value;
-      value = variables && name in variables ? variables[name] : defaults[name];
-    }
-    if (directive.name.value === 'skip' ? value === true : value === false) return false;
-  }
-  return true;
+  return includedByConditions(field.directives, (value) => {
+    if (value.kind !== Kind.VARIABLE) return valueFromASTUntyped(value);
+    const name = value.name.value;
+    return variables && name in variables ? variables[name] : defaults[name];
+  });
 }
 
 function wholeFailure(fetch: Fetch): GraphQLError {
