@@ -49,8 +49,11 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
           supergraph: built.document,
           apiSchema: built.schema,
           executors: built.executors,
-          onUnplanned: (reason, operation, failed) =>
-            failed ? deps.logger.error({ operation, reason }, 'query planner failed; the operation runs by stitching') : deps.logger.debug({ operation, reason }, 'operation runs by stitching'),
+          onPlanned: (outcome, reason, operation) => {
+            deps.metrics?.plans.inc({ outcome });
+            if (outcome === 'unsupported') deps.logger.debug({ operation, reason }, 'operation runs by stitching');
+            else if (outcome !== 'planned') deps.logger.error({ operation, reason, outcome }, 'query planner bug; the operation runs by stitching');
+          },
         });
   const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source, planner });
   deps.metrics?.schemaReloads.inc({ result: 'swapped' });

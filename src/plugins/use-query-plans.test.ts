@@ -25,11 +25,15 @@ describe('useQueryPlans', () => {
     expect(await router.count('plan')).toBe(1);
   });
 
-  it('runs the operation by stitching when the plan runner fails, and counts it', async () => {
+  it('fails the request with a masked error when the plan runner fails, never running it a second time by stitching', async () => {
     const router = miniRouter(async () => {
       throw new TypeError('a bug in the plan runner');
     });
-    expect(await router.query()).toEqual({ data: { hello: 'stitched' } });
+    const body = (await router.query()) as { data?: unknown; errors?: { message: string }[] };
+    expect(body.data ?? null).toBeNull();
+    expect(JSON.stringify(body)).not.toContain('stitched');
+    expect(JSON.stringify(body)).not.toContain('a bug in the plan runner');
+    expect(body.errors).toHaveLength(1);
     expect(await router.count('plan_error')).toBe(1);
   });
 });

@@ -1,4 +1,4 @@
-// Runs the queries that have a plan by their plan; everything else goes on to stitching.
+// Runs the operations that have a plan by their plan; what plans do not model goes on to stitching, chosen once per document.
 import type { Plugin } from 'graphql-yoga';
 import type { GraphHolder } from '../gateway/served-graph.js';
 import { DECISION } from '../security/authorization.js';
@@ -13,13 +13,16 @@ export interface QueryPlansOptions {
 
 /**
  * Replaces the execute function for an operation when the graph the request started on has a plan
- * for it. Stitching keeps what plans do not model: mutations, subscriptions, introspection, interface objects, progressive overrides, and requests whose authorization
- * decision denies fields (the guards on the stitched schema null them and prune their fetches).
+ * for it. The engine is chosen here, once per document: stitching runs what plans do not model
+ * (subscriptions, interface objects, requests whose authorization decision denies fields), never as
+ * a second attempt at a planned operation. A failure of the plan runner itself is a bug (subgraph
+ * failures become field errors): it fails the request with a masked error, is counted
+ * (`executions_total{path="plan_error"}`) and logged; re-running it could run a mutation twice.
  */
 export function useQueryPlans(options: QueryPlansOptions): Plugin {
   const { graph, metrics, logger } = options;
   return {
-    onExecute({ args, executeFn, setExecuteFn }) {
+    onExecute({ args, setExecuteFn }) {
       const served = graph.current;
       const planner = served?.planner;
       // A request that started on an older graph keeps it, and its stitched schema.
@@ -30,12 +33,10 @@ export function useQueryPlans(options: QueryPlansOptions): Plugin {
       }
       metrics?.executions.inc({ path: 'plan' });
       setExecuteFn(function executeByPlan(executeArgs) {
-        // A failure of the plan runner itself is a bug, never a subgraph's doing (those become field
-        // errors): the request is run again by stitching rather than lost, and the bug is counted and logged.
         return planner!.execute(plan, executeArgs).catch((error: unknown) => {
           metrics?.executions.inc({ path: 'plan_error' });
-          logger?.error({ err: error, operation: executeArgs.operationName }, 'query plan failed; running the operation by stitching');
-          return executeFn(executeArgs);
+          logger?.error({ err: error, operation: executeArgs.operationName }, 'query plan failed');
+          throw error;
         });
       });
     },

@@ -26,6 +26,7 @@ export const METRIC = {
   auditBuffered: 'switchyard_audit_buffered',
   auditSpilled: 'switchyard_audit_spilled_total',
   executions: 'switchyard_executions_total',
+  plans: 'switchyard_plans_total',
   schemaVersion: 'switchyard_schema_version',
   schemaReloads: 'switchyard_schema_reloads_total',
   schemaLastReload: 'switchyard_schema_last_reload_timestamp_seconds',

@@ -98,11 +98,18 @@ describe(`query plans (${databaseKind} database)`, () => {
     expect(await readMetric(stack.router, 'switchyard_executions_total', { path: 'plan_error' })).toBe(0);
   });
 
-  it('leaves mutations to stitching', async () => {
-    const before = await readMetric(stack.router, 'switchyard_executions_total', { path: 'stitching' });
-    const added = await stack.query('mutation { addReview(productId: "1", rating: 5, body: "planned or not") { id rating product { id name } } }');
+  it('runs mutations from their plan: fields one after another, each with its entity sections', async () => {
+    const before = await Promise.all(['plan', 'stitching'].map((path) => readMetric(stack.router, 'switchyard_executions_total', { path })));
+    const added = await stack.query(
+      'mutation { first: addReview(productId: "1", rating: 5, body: "planned") { id rating product { id name } } second: addReview(productId: "1", rating: 4, body: "after it") { id product { name reviews { body } } } }',
+    );
     expect(added.body.errors).toBeUndefined();
-    expect(added.body.data.addReview).toMatchObject({ rating: 5, product: { id: '1', name: expect.any(String) } });
-    expect(await readMetric(stack.router, 'switchyard_executions_total', { path: 'stitching' })).toBe(before + 1);
+    expect(added.body.data.first).toMatchObject({ rating: 5, product: { id: '1', name: expect.any(String) } });
+    // The second field ran after the first had finished: its product already lists the first review.
+    const bodies = added.body.data.second.product.reviews.map((r: { body: string }) => r.body);
+    expect(bodies).toEqual(expect.arrayContaining(['planned', 'after it']));
+    expect(added.body.data.second.id).not.toBe(added.body.data.first.id);
+    const after = await Promise.all(['plan', 'stitching'].map((path) => readMetric(stack.router, 'switchyard_executions_total', { path })));
+    expect(after).toEqual([before[0] + 1, before[1]]);
   });
 });

@@ -73,14 +73,18 @@ describe('query plans', () => {
   });
 
   it.each([
-    ['a mutation', 'mutation { __typename }', /mutation/],
+    ['a subscription', 'subscription { __typename }', /subscription/],
     ['a directive other than @skip and @include', '{ topProducts { name @lowercase } }', /@lowercase/],
-    ['introspection', '{ __schema { queryType { name } } }', /introspection/],
     ['two fields under one response key', '{ topProducts { upc: name reviews { id } } }', /response key "upc"/],
   ])('leaves %s to stitching, saying why', (_, text, reason) => {
     const planner = workloadPlanner();
     expect(planner.planFor(parse(text), undefined)).toBeUndefined();
     expect(planner.whyUnplanned(parse(text), undefined)).toMatch(reason);
+  });
+
+  it('answers introspection from the API schema, with no subgraph call for it', () => {
+    expect(describeFetches('{ __schema { queryType { name } } __type(name: "Product") { name } }')).toEqual([]);
+    expect(describeFetches('{ __typename topProducts { name } }').map((f) => f.subgraph)).toEqual(['products']);
   });
 
   it('sends a field its own @skip/@include, with the variables they read, and fetches a fragment\'s fields', () => {

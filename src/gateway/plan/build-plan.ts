@@ -3,9 +3,11 @@ import {
   Kind,
   getNamedType,
   isAbstractType,
+  isInterfaceType,
   isCompositeType,
   isObjectType,
   print,
+  validate,
   valueFromASTUntyped,
   type ArgumentNode,
   type DirectiveNode,
@@ -21,7 +23,7 @@ import {
   type ValueNode,
   type VariableDefinitionNode,
 } from 'graphql';
-import { PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+import { PlanInvalid, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
 /** What one fetch asks for at one position: fields by response key, and fragments by type condition. */
 export interface SelectionTree {
@@ -36,6 +38,13 @@ export interface PlannedField {
   directives: readonly DirectiveNode[];
   /** Present for fields of object, interface or union type. */
   selection?: SelectionTree;
+  /**
+   * The response key the subgraph answers under, when it differs from the client's: a field whose
+   * type in that subgraph differs from the supergraph's (a shareable field, nullable in one
+   * subgraph) is aliased, so two such positions never meet under one key with different types
+   * (GraphQL spec 5.3.2, which the subgraph validates). The runner renames it back.
+   */
+  subgraphKey?: string;
 }
 
 /** One request to one subgraph: a root fetch, or an `_entities` look-up of the objects found at `path`. */
@@ -53,6 +62,8 @@ export interface FetchStep {
   readonly selection: SelectionTree;
   /** Fields each representation carries (keys and `@requires` fields); entity steps only. */
   readonly representation: FieldSetTree;
+  /** The key fields among them: an object whose key field is null is not an entity and is not looked up. */
+  readonly keyFields: Set<string>;
   /** Steps whose answers this step needs first: the one that found its objects, and those providing `@requires` fields. */
   readonly dependsOn: Set<FetchStep>;
   /** For an entity step in a batched fetch: the alias of its `_entities` field (`_0`, ...); absent when it is the fetch's only step. */
@@ -67,6 +78,10 @@ export interface Fetch {
   readonly graph: string;
   readonly subgraph: string;
   readonly steps: readonly FetchStep[];
+  /** `mutation` for a root mutation field's fetch; every other fetch is a query. */
+  readonly operation: 'query' | 'mutation';
+  /** Some field is aliased in the subgraph document (`PlannedField.subgraphKey`): the answer is renamed back. */
+  readonly renamed: boolean;
   /** Fetches whose answers this one needs first. */
   readonly dependsOn: readonly Fetch[];
   readonly document: DocumentNode;
@@ -84,43 +99,58 @@ export interface QueryPlan {
 const TYPENAME = '__typename';
 
 /**
- * Plans a query operation against the supergraph. Throws PlanUnsupported for what it does not
- * model (mutations, subscriptions, directives other than `@skip`/`@include`, introspection,
- * interface objects, progressive overrides, conflicting aliases); the caller then executes the
- * operation by stitching.
+ * Plans a query or mutation operation against the supergraph. Throws PlanUnsupported for what it
+ * does not model (subscriptions, directives other than `@skip`/`@include`, interface objects,
+ * conflicting aliases); the caller then executes the operation by stitching.
  *
  * 1. Root fields are grouped by the subgraph that resolves them (preferring one already chosen).
+ *    Mutation fields run one after another (GraphQL spec 6.2.2): each gets its own root fetch,
+ *    which waits for every step of the field before it. Introspection fields (`__schema`,
+ *    `__type`, `__typename`) are answered by the router from the API schema.
  * 2. Each field stays in the subgraph of its parent while that subgraph can resolve it (its own
- *    field, a key field, or one a parent field `@provides`).
+ *    field, a key field, or one a parent field `@provides`), and has no `@requires` there.
  * 3. Otherwise the field moves to an entity step at the same position in a subgraph that resolves
- *    it and has a key the current subgraph can return: the key fields and `__typename` are added to
- *    the current selection, and fields going to the same subgraph, position and type share a step.
+ *    it, by a key the current subgraph can return; when none can be returned directly, the key's
+ *    fields are themselves planned as fields (a hop through a subgraph that knows both keys).
+ *    The key fields and `__typename` are added to the parent step for the representations.
  * 4. A field with `@requires` gets its required fields planned at the same position first (they may
- *    come from yet another step); its step then depends on every step that provides them.
- * 5. Every step gets its document once: nothing about a plan is computed per request.
+ *    come from other steps), and its entity step depends on every step that provides them. When
+ *    the step of that subgraph at that position is itself needed to provide them (two subgraphs
+ *    requiring fields of each other), a second step at the same position follows it.
+ * 5. Every step gets its document once: nothing about a plan is computed per request. An abstract
+ *    position gets a type condition for each possible type in the subgraph's own schema, and a
+ *    field whose type in that subgraph differs from the supergraph's is aliased.
+ * 7. Every document is validated against its subgraph's own schema (read from the join
+ *    directives) before the plan is used: PlanInvalid, never a request the subgraph must reject.
  */
 export function buildPlan(model: SupergraphModel, schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): QueryPlan {
   const operation = selectOperation(document, operationName);
-  if (operation.operation !== 'query') throw new PlanUnsupported(`${operation.operation} operations are executed by stitching`);
+  if (operation.operation === 'subscription') throw new PlanUnsupported('subscription operations are executed by stitching');
   if (operation.directives?.length) throw new PlanUnsupported('operation directives');
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   const planner = new Planner(model, schema, fragments);
-  const queryType = schema.getQueryType();
-  if (!queryType) throw new PlanUnsupported('no query type');
-  planner.planRoot(queryType, operation.selectionSet);
+  const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
+  planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
   const steps = topologicalOrder(planner.steps);
   const definitions = new Map((operation.variableDefinitions ?? []).map((d) => [d.variable.name.value, d]));
   const variableDefaults: Record<string, unknown> = {};
   for (const [name, definition] of definitions) if (definition.defaultValue) variableDefaults[name] = valueFromASTUntyped(definition.defaultValue);
-  return { fetches: batchFetches(steps, definitions), variableDefaults };
+  const fetches = batchFetches(steps, definitions, planner.mutationRoots);
+  // 7. The safety net: a document its subgraph must reject is never sent.
+  for (const fetch of fetches) {
+    const errors = validate(model.subgraphSchema(fetch.graph), fetch.document);
+    if (errors.length > 0) throw new PlanInvalid(`the document for ${fetch.subgraph} is invalid there: ${errors[0].message}`);
+  }
+  return { fetches, variableDefaults };
 }
 
 /**
  * 6. Entity steps of one subgraph that wait for the same steps are ready at the same moment: they
  *    go in one request, one aliased `_entities` field each (as stitching's batching does per tick).
  */
-function batchFetches(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>): Fetch[] {
+function batchFetches(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>, mutationRoots: ReadonlySet<FetchStep>): Fetch[] {
   // Steps come dependencies first, so the fetches a step waits for are known when it is placed.
   // Groups in the order they are made, so a group's index is its fetch's id.
   const groups: { steps: FetchStep[]; dependsOn: number[] }[] = [];
@@ -139,9 +169,10 @@ function batchFetches(steps: readonly FetchStep[], definitions: ReadonlyMap<stri
   }
   const fetches: Fetch[] = [];
   for (const group of groups) {
-    const { document, variableNames } = fetchDocument(group.steps, definitions);
+    const operation = mutationRoots.has(group.steps[0]) ? 'mutation' : 'query';
+    const { document, variableNames, renamed } = fetchDocument(group.steps, definitions, operation);
     const first = group.steps[0];
-    fetches.push({ id: fetches.length, graph: first.graph, subgraph: first.subgraph, steps: group.steps, dependsOn: group.dependsOn.map((id) => fetches[id]), document, variableNames });
+    fetches.push({ id: fetches.length, graph: first.graph, subgraph: first.subgraph, steps: group.steps, operation, renamed, dependsOn: group.dependsOn.map((id) => fetches[id]), document, variableNames });
   }
   return fetches;
 }
@@ -153,9 +184,17 @@ function selectOperation(document: DocumentNode, operationName?: string | null):
   return operation;
 }
 
+/** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
+const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
+
+/** How deep a key may be reached through other subgraphs' keys (3 is more hops than real graphs use). */
+const MAX_KEY_HOPS = 3;
+
 class Planner {
   readonly steps: FetchStep[] = [];
-  readonly #byPosition = new Map<string, FetchStep>();
+  /** The root steps of mutation fields: their documents are mutations. */
+  readonly mutationRoots = new Set<FetchStep>();
+  readonly #byPosition = new Map<string, FetchStep[]>();
 
   constructor(
     readonly model: SupergraphModel,
@@ -163,19 +202,31 @@ class Planner {
     readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   ) {}
 
-  planRoot(queryType: GraphQLObjectType, selectionSet: SelectionSetNode): void {
-    const fields = this.collectFields(queryType, selectionSet.selections);
+  planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
+    const fields = this.collectFields(rootType, selectionSet.selections);
     const roots = new Map<string, FetchStep>();
+    let previous: FetchStep[] = [];
     for (const [key, nodes] of fields) {
       const name = nodes[0].name.value;
-      if (name === TYPENAME) continue; // answered by the router itself
-      if (name.startsWith('__')) throw new PlanUnsupported('introspection');
-      const graphs = this.model.resolversOf(queryType.name, name);
-      if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves Query.${name}`);
+      if (INTROSPECTION_ROOTS.has(name)) continue;
+      if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name}`);
+      const graphs = this.model.resolversOf(rootType.name, name);
+      if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
+      let step: FetchStep | undefined;
+      if (serial) {
+        const first = this.steps.length;
+        step = this.newStep(graphs[0], [], undefined);
+        this.mutationRoots.add(step);
+        for (const before of previous) step.dependsOn.add(before);
+        this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set());
+        // 1. The next mutation field waits for everything this one needs, its entity steps included.
+        previous = this.steps.slice(first);
+        continue;
+      }
       const graph = graphs.find((g) => roots.has(g)) ?? graphs[0];
-      let step = roots.get(graph);
+      step = roots.get(graph);
       if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
-      this.planObjectFields(queryType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set());
+      this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set());
     }
   }
 
@@ -188,17 +239,24 @@ class Planner {
       entityType,
       selection: emptyTree(),
       representation: new Map(),
+      keyFields: new Set(),
       dependsOn: new Set(),
     };
     this.steps.push(step);
     return step;
   }
 
-  /** The entity step of `graph` at this position and type, made on first use. */
-  entityStep(graph: string, path: readonly string[], typeName: string): FetchStep {
+  /**
+   * The entity step of `graph` at this position and type that can follow every step of `after`:
+   * the first one made there that none of them depends on; a new one when each does (4).
+   */
+  entityStep(graph: string, path: readonly string[], typeName: string, after: ReadonlySet<FetchStep>): FetchStep {
     const key = positionKey(graph, path, typeName);
-    let step = this.#byPosition.get(key);
-    if (!step) this.#byPosition.set(key, (step = this.newStep(graph, path, typeName)));
+    let list = this.#byPosition.get(key);
+    if (!list) this.#byPosition.set(key, (list = []));
+    const step = list.find((candidate) => ![...after].some((d) => d === candidate || dependsOn(d, candidate))) ?? this.newStep(graph, path, typeName);
+    if (!list.includes(step)) list.push(step);
+    for (const d of after) step.dependsOn.add(d);
     return step;
   }
 
@@ -221,11 +279,16 @@ class Planner {
       this.planObjectFields(parentType, this.collectFields(parentType, selections), graph, step, at, path, provided, touched);
       return;
     }
-    // An abstract position: the subgraph says which type each object is; plan each type it can return.
+    // An abstract position: the subgraph says which type each object is; plan each type it can
+    // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) throw new PlanUnsupported(`${parentType.name} is an interface object in ${graph}`);
     addLeaf(at, TYPENAME);
-    for (const possible of this.schema.getPossibleTypes(parentType)) {
-      if (!this.model.hasType(possible.name, graph) || !this.model.isMemberIn(possible.name, parentType.name, graph)) continue;
+    touched.add(step);
+    const local = this.model.subgraphSchema(graph).getType(parentType.name);
+    if (!local || !isAbstractType(local)) throw new PlanUnsupported(`${parentType.name} is not abstract in ${graph}`);
+    for (const possibleInGraph of this.model.subgraphSchema(graph).getPossibleTypes(local)) {
+      const possible = this.schema.getType(possibleInGraph.name);
+      if (!possible || !isObjectType(possible)) continue;
       const fields = this.collectFields(possible, selections);
       if (fields.size === 0) continue;
       let fragment = at.fragments.get(possible.name);
@@ -253,14 +316,14 @@ class Planner {
         touched.add(step);
         continue;
       }
-      if (name.startsWith('__')) throw new PlanUnsupported('introspection');
-      if (!(provided?.has(name) || this.model.canResolve(type.name, name, graph))) {
+      if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name} below the root`);
+      if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph) && !this.model.requiresOf(type.name, name, graph)))) {
         remote.push([key, nodes]);
         continue;
       }
       touched.add(step);
       const returnType = this.returnType(type, name);
-      const planned = addField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes));
+      const planned = addField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), this.subgraphKey(type, name, graph, key));
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
@@ -270,28 +333,22 @@ class Planner {
     for (const [key, nodes] of remote) {
       const name = nodes[0].name.value;
       const target = this.chooseTarget(type, name, graph, path, provided);
-      const child = this.entityStep(target.graph, path, type.name);
-      child.dependsOn.add(step);
-      touched.add(step);
-      // 3. The key and the type name travel in the representation.
+      // 3. The key and the type name travel in the representation; 4. so do required fields,
+      // wherever they come from. Every step that provides one comes before the entity step.
+      const providers = new Set<FetchStep>([step]);
       addLeaf(at, TYPENAME);
-      this.planSelections(type, this.model.fieldSetSelection(target.key).selections, graph, step, at, path, provided, touched);
-      mergeTree(child.representation, this.model.fieldSet(target.key));
-      // 4. Required fields, wherever they come from, before the step that needs them.
+      this.planSelections(type, this.model.fieldSetSelection(target.key).selections, graph, step, at, path, provided, providers);
       const requires = this.model.requiresOf(type.name, name, target.graph);
-      if (requires) {
-        const providers = new Set<FetchStep>();
-        this.planSelections(type, this.model.fieldSetSelection(requires).selections, graph, step, at, path, provided, providers);
-        for (const provider of providers) {
-          if (provider === child) throw new PlanUnsupported(`${type.name}.${name} requires fields of its own step`);
-          child.dependsOn.add(provider);
-          touched.add(provider);
-        }
-        mergeTree(child.representation, this.model.fieldSet(requires));
-      }
+      if (requires) this.planSelections(type, this.model.fieldSetSelection(requires).selections, graph, step, at, path, provided, providers);
+      const child = this.entityStep(target.graph, path, type.name, providers);
+      for (const provider of providers) touched.add(provider);
+      const keyTree = this.model.fieldSet(target.key);
+      mergeTree(child.representation, keyTree);
+      for (const field of keyTree.keys()) child.keyFields.add(field);
+      if (requires) mergeTree(child.representation, this.model.fieldSet(requires));
       touched.add(child);
       const returnType = this.returnType(type, name);
-      const planned = addField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes));
+      const planned = addField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), this.subgraphKey(type, name, target.graph, key));
       if (returnType) {
         const own = this.model.providesOf(type.name, name, target.graph);
         this.planSelections(returnType, subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
@@ -299,13 +356,33 @@ class Planner {
     }
   }
 
-  /** A subgraph that resolves the field and has a key the current subgraph can return (preferring a step already made there). */
+  /** The alias of a field whose type in `graph` differs from the supergraph's (5); undefined when it has none. */
+  subgraphKey(type: GraphQLObjectType, fieldName: string, graph: string, key: string): string | undefined {
+    const local = this.model.subgraphSchema(graph).getType(type.name);
+    const localField = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[fieldName] : undefined;
+    if (!localField) return undefined;
+    const localType = String(localField.type);
+    if (localType === String(type.getFields()[fieldName].type)) return undefined;
+    return `${key}__${localType.replace(/!/g, '_nn').replace(/\[/g, '_l').replace(/\]/g, '')}`;
+  }
+
+  /**
+   * A subgraph that resolves the field, by a key the current subgraph can return (preferring a
+   * step already made there); else one whose key the current subgraph can obtain through other
+   * subgraphs' keys (3).
+   */
   chooseTarget(type: GraphQLObjectType, fieldName: string, graph: string, path: readonly string[], provided: FieldSetTree | undefined): { graph: string; key: string } {
-    const candidates = this.model.resolversOf(type.name, fieldName).filter((g) => g !== graph);
+    // A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
+    const candidates = this.model.resolversOf(type.name, fieldName).filter((g) => g !== graph || this.model.requiresOf(type.name, fieldName, g) !== undefined);
     candidates.sort((a, b) => Number(this.hasEntityStep(b, path, type.name)) - Number(this.hasEntityStep(a, path, type.name)));
     for (const candidate of candidates) {
       for (const key of this.model.keysIn(type.name, candidate)) {
         if (this.canReturn(type, this.model.fieldSet(key), graph, provided)) return { graph: candidate, key };
+      }
+    }
+    for (const candidate of candidates) {
+      for (const key of this.model.keysIn(type.name, candidate)) {
+        if (this.canObtain(type, this.model.fieldSet(key), graph, provided, MAX_KEY_HOPS)) return { graph: candidate, key };
       }
     }
     throw new PlanUnsupported(`no entity path from ${graph} to ${type.name}.${fieldName}`);
@@ -314,11 +391,27 @@ class Planner {
   /** Whether `graph` can return every field of the set on objects of `type` by itself. */
   canReturn(type: GraphQLObjectType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined): boolean {
     for (const [name, sub] of fields) {
-      if (!(provided?.has(name) || this.model.canResolve(type.name, name, graph))) return false;
+      if (name === TYPENAME) continue;
+      if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph) && !this.model.requiresOf(type.name, name, graph)))) return false;
       if (sub.size === 0) continue;
       const returnType = this.returnType(type, name);
       if (!returnType || !isObjectType(returnType)) return false;
       if (!this.canReturn(returnType, sub, graph, provided?.get(name))) return false;
+    }
+    return true;
+  }
+
+  /** Whether the fields can be had at this position from `graph`, or through at most `hops` look-ups by other subgraphs' keys. */
+  canObtain(type: GraphQLObjectType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined, hops: number): boolean {
+    for (const [name, sub] of fields) {
+      const one: FieldSetTree = new Map([[name, sub]]);
+      if (this.canReturn(type, one, graph, provided)) continue;
+      if (hops === 0) return false;
+      const found = this.model
+        .resolversOf(type.name, name)
+        .filter((g) => g !== graph && this.canReturn(type, one, g, undefined))
+        .some((g) => this.model.keysIn(type.name, g).some((key) => this.canObtain(type, this.model.fieldSet(key), graph, provided, hops - 1)));
+      if (!found) return false;
     }
     return true;
   }
@@ -382,15 +475,15 @@ function subSelections(nodes: readonly FieldNode[]): SelectionNode[] {
 }
 
 /** Adds a field at a response key, or merges with the one already there; two different fields under one key cannot be planned. */
-function addField(at: SelectionTree, key: string, name: string, args: readonly ArgumentNode[], composite: boolean, directives: readonly DirectiveNode[] = []): PlannedField {
+function addField(at: SelectionTree, key: string, name: string, args: readonly ArgumentNode[], composite: boolean, directives: readonly DirectiveNode[] = [], subgraphKey?: string): PlannedField {
   const existing = at.fields.get(key);
   if (existing) {
-    if (existing.name !== name || !sameArguments(existing.arguments, args)) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
+    if (existing.name !== name || !sameArguments(existing.arguments, args) || existing.subgraphKey !== subgraphKey) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
     // Wanted under different conditions (or also by the plan itself, for a key): always fetched.
     if (existing.directives.length > 0 && !sameDirectives(existing.directives, directives)) existing.directives = [];
     return existing;
   }
-  const field: PlannedField = { name, arguments: args, directives, selection: composite ? emptyTree() : undefined };
+  const field: PlannedField = { name, arguments: args, directives, selection: composite ? emptyTree() : undefined, subgraphKey };
   at.fields.set(key, field);
   return field;
 }
@@ -427,6 +520,17 @@ function mergeTree(into: FieldSetTree, from: FieldSetTree): void {
   }
 }
 
+/** Whether `step` waits, directly or through others, for `on`. */
+function dependsOn(step: FetchStep, on: FetchStep, seen = new Set<FetchStep>()): boolean {
+  for (const dependency of step.dependsOn) {
+    if (dependency === on) return true;
+    if (seen.has(dependency)) continue;
+    seen.add(dependency);
+    if (dependsOn(dependency, on, seen)) return true;
+  }
+  return false;
+}
+
 /** Orders steps so each follows its dependencies; a cycle cannot be executed in any order. */
 function topologicalOrder(steps: readonly FetchStep[]): FetchStep[] {
   const ordered: FetchStep[] = [];
@@ -445,13 +549,14 @@ function topologicalOrder(steps: readonly FetchStep[]): FetchStep[] {
 }
 
 /** 5. The subgraph document of a fetch and the client variables it declares. */
-function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>): { document: DocumentNode; variableNames: string[] } {
+function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>, operation: 'query' | 'mutation'): { document: DocumentNode; variableNames: string[]; renamed: boolean } {
   const used = new Set<string>();
+  const renamed = { any: false };
   const selections: SelectionNode[] = [];
   const ownVariables: VariableDefinitionNode[] = [];
   const batched = steps.length > 1;
   steps.forEach((step, index) => {
-    const selectionSet = toSelectionSet(step.selection, used);
+    const selectionSet = toSelectionSet(step.selection, used, renamed);
     if (step.entityType === undefined) {
       selections.push(...selectionSet.selections);
       return;
@@ -485,25 +590,27 @@ function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<str
     if (ownVariables.some((v) => v.variable.name.value === name)) throw new PlanUnsupported(`a client variable named $${name}`);
     variableDefinitions.push(definition);
   }
-  return { document: operationDocument(variableDefinitions, { kind: Kind.SELECTION_SET, selections }), variableNames: [...used] };
+  return { document: operationDocument(operation, variableDefinitions, { kind: Kind.SELECTION_SET, selections }), variableNames: [...used], renamed: renamed.any };
 }
 
-function operationDocument(variableDefinitions: VariableDefinitionNode[], selectionSet: SelectionSetNode): DocumentNode {
+function operationDocument(operation: 'query' | 'mutation', variableDefinitions: VariableDefinitionNode[], selectionSet: SelectionSetNode): DocumentNode {
   return {
     kind: Kind.DOCUMENT,
-    definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: 'query' as OperationDefinitionNode['operation'], variableDefinitions, selectionSet }],
+    definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: operation as OperationDefinitionNode['operation'], variableDefinitions, selectionSet }],
   } as DocumentNode;
 }
 
-function toSelectionSet(tree: SelectionTree, variables: Set<string>): SelectionSetNode {
+function toSelectionSet(tree: SelectionTree, variables: Set<string>, renamed: { any: boolean }): SelectionSetNode {
   const selections: SelectionNode[] = [];
   for (const [key, field] of tree.fields) {
     for (const argument of field.arguments) collectVariables(argument.value, variables);
     for (const directive of field.directives) for (const argument of directive.arguments ?? []) collectVariables(argument.value, variables);
-    const sub = field.selection && (field.selection.fields.size > 0 || field.selection.fragments.size > 0) ? toSelectionSet(field.selection, variables) : undefined;
+    const sub = field.selection && (field.selection.fields.size > 0 || field.selection.fragments.size > 0) ? toSelectionSet(field.selection, variables, renamed) : undefined;
+    if (field.subgraphKey) renamed.any = true;
+    const responseKey = field.subgraphKey ?? key;
     selections.push({
       kind: Kind.FIELD,
-      alias: key === field.name ? undefined : { kind: Kind.NAME, value: key },
+      alias: responseKey === field.name ? undefined : { kind: Kind.NAME, value: responseKey },
       name: { kind: Kind.NAME, value: field.name },
       arguments: field.arguments,
       directives: field.directives,
@@ -516,7 +623,7 @@ function toSelectionSet(tree: SelectionTree, variables: Set<string>): SelectionS
     selections.push({
       kind: Kind.INLINE_FRAGMENT,
       typeCondition: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: typeName } },
-      selectionSet: toSelectionSet(fragment, variables),
+      selectionSet: toSelectionSet(fragment, variables, renamed),
     });
   }
   return { kind: Kind.SELECTION_SET, selections };

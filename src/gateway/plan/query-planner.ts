@@ -13,7 +13,7 @@ import {
 import type { Executor } from '@graphql-tools/utils';
 import { buildPlan, type QueryPlan } from './build-plan.js';
 import { runPlan } from './run-plan.js';
-import { PlanUnsupported, SupergraphModel } from './supergraph-model.js';
+import { PlanInvalid, PlanUnsupported, SupergraphModel } from './supergraph-model.js';
 
 export interface QueryPlannerOptions {
   supergraph: DocumentNode;
@@ -22,11 +22,14 @@ export interface QueryPlannerOptions {
   /** The executor of each subgraph, by `join__Graph` value. */
   executors: ReadonlyMap<string, Executor>;
   /**
-   * Told once per document that has no plan, with the reason (logged by the router: at debug level
-   * for what plans do not model, as an error for a planner failure, which is a bug).
+   * Told once per document planned, with the outcome: `planned`; `unsupported` (what plans do not
+   * model, with the reason, logged at debug level); `invalid` (a subgraph document failed its
+   * subgraph's validation) and `failed` (the planner threw): planner bugs, logged as errors.
    */
-  onUnplanned?: (reason: string, operationName: string | undefined, failed: boolean) => void;
+  onPlanned?: (outcome: PlanOutcome, reason: string | undefined, operationName: string | undefined) => void;
 }
+
+export type PlanOutcome = 'planned' | 'unsupported' | 'invalid' | 'failed';
 
 export interface QueryPlanner {
   /** The plan of an operation, or undefined when the planner does not model it (stitching executes it). Memoised per document. */
@@ -67,11 +70,12 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
     if (!plan) {
       try {
         plan = buildPlan(model, supergraphSchema, document, operationName);
+        options.onPlanned?.('planned', undefined, operationName ?? undefined);
       } catch (error) {
         // A planner failure must not fail the request: stitching can still run it.
-        const failed = !(error instanceof PlanUnsupported);
-        plan = failed ? new PlanUnsupported(`the planner failed: ${(error as Error).message}`) : error;
-        options.onUnplanned?.(plan.message, operationName ?? undefined, failed);
+        const outcome: PlanOutcome = error instanceof PlanInvalid ? 'invalid' : error instanceof PlanUnsupported ? 'unsupported' : 'failed';
+        plan = error instanceof PlanUnsupported ? error : new PlanUnsupported(`the planner failed: ${(error as Error).message}`);
+        options.onPlanned?.(outcome, plan.message, operationName ?? undefined);
       }
       byName.set(key, plan);
     }

@@ -4,7 +4,7 @@ import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import type { FieldSetTree } from './supergraph-model.js';
 import { clientError } from '../../errors/client-error.js';
 import { includedByConditions } from '../../plugins/cost/cost-rules.js';
-import type { Fetch, FetchStep, PlannedField, QueryPlan } from './build-plan.js';
+import type { Fetch, FetchStep, PlannedField, QueryPlan, SelectionTree } from './build-plan.js';
 
 type Data = Record<string, unknown>;
 
@@ -42,9 +42,47 @@ function fetchVariables(fetch: Fetch, variables: Data | undefined, into: Data): 
   return into;
 }
 
-function call(executor: Executor, fetch: Fetch, variables: Data, context: unknown): Promise<ExecutionResult> {
-  const request: ExecutionRequest = { document: fetch.document, variables, context, operationType: OperationTypeNode.QUERY };
-  return Promise.resolve(executor(request) as Promise<ExecutionResult>);
+/**
+ * One subgraph call. The executors turn every failure of a call into an answer with errors; should
+ * one throw all the same, its error stands for the fetch's fields like any other, so a plan never
+ * fails as a whole (and a mutation is never run a second time by anything).
+ */
+async function call(executor: Executor, fetch: Fetch, variables: Data, context: unknown): Promise<ExecutionResult> {
+  const request: ExecutionRequest = { document: fetch.document, variables, context, operationType: fetch.operation === 'mutation' ? OperationTypeNode.MUTATION : OperationTypeNode.QUERY };
+  let result: ExecutionResult;
+  try {
+    result = (await executor(request)) as ExecutionResult;
+  } catch (error) {
+    const failure = error instanceof GraphQLError ? error : clientError('SUBGRAPH_ERROR', `subgraph "${fetch.subgraph}" failed`, { subgraph: fetch.subgraph });
+    return { errors: [failure] };
+  }
+  if (fetch.renamed && result.data) restoreKeys(result.data, fetch);
+  return result;
+}
+
+/** Renames the answer's aliased fields (`PlannedField.subgraphKey`) back to the client's response keys. */
+function restoreKeys(answer: Data, fetch: Fetch): void {
+  for (const step of fetch.steps) {
+    if (step.entityType === undefined) restoreTree(answer, step.selection);
+    else restoreTree(answer[step.alias ?? '_entities'], step.selection);
+  }
+}
+
+function restoreTree(value: unknown, tree: SelectionTree): void {
+  if (value === null || typeof value !== 'object') return;
+  if (Array.isArray(value)) {
+    for (const item of value) restoreTree(item, tree);
+    return;
+  }
+  const object = value as Data;
+  for (const [key, field] of tree.fields) {
+    if (field.subgraphKey && field.subgraphKey in object) {
+      object[key] = object[field.subgraphKey];
+      delete object[field.subgraphKey];
+    }
+    if (field.selection) restoreTree(object[key], field.selection);
+  }
+  for (const [typeName, fragment] of tree.fragments) if (object.__typename === undefined || object.__typename === typeName) restoreTree(object, fragment);
 }
 
 async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, context: unknown, unplaced: GraphQLError[]): Promise<void> {
@@ -82,6 +120,8 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     const indexOf = new Map<string, number>();
     const targets: Data[] = [];
     for (const target of found) {
+      // An object whose key is null is no entity (nothing to look up): its fields stay null.
+      if (hasNullKey(target, step)) continue;
       const representation = representationOf(target, step.representation, step.entityType!);
       if (representation instanceof GraphQLError) {
         markFields(target, step, representation);
@@ -197,6 +237,11 @@ function collectObjects(value: unknown, path: readonly string[], depth: number, 
     return;
   }
   collectObjects(object[path[depth]], path, depth + 1, typeName, into);
+}
+
+function hasNullKey(object: Data, step: FetchStep): boolean {
+  for (const field of step.keyFields) if (object[field] === null) return true;
+  return false;
 }
 
 /**

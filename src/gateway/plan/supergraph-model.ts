@@ -1,5 +1,6 @@
 // What the supergraph's join directives say about each type and field: which subgraph can resolve it, with which keys.
-import { Kind, parse, type ConstDirectiveNode, type DocumentNode, type SelectionSetNode } from 'graphql';
+import { Kind, parse, type ConstDirectiveNode, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { extractSubgraphSchemas } from './subgraph-schemas.js';
 
 /** One `@join__field(graph: G, ...)` of a field. */
 interface JoinField {
@@ -39,6 +40,18 @@ export class PlanUnsupported extends Error {
   }
 }
 
+/**
+ * A plan whose subgraph document its subgraph would reject (validated against the subgraph's own
+ * schema when planned). The safety net, never the design: each one is a planner bug, logged and
+ * counted (`switchyard_plans_total{outcome="invalid"}`), and the document runs by stitching.
+ */
+export class PlanInvalid extends PlanUnsupported {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'PlanInvalid';
+  }
+}
+
 /** A parsed field set (`id`, `price weight`, `organization { id }`): field name → its own sub-selection. */
 export type FieldSetTree = Map<string, FieldSetTree>;
 
@@ -50,8 +63,11 @@ export class SupergraphModel {
   readonly #types = new Map<string, TypeModel>();
   readonly #fieldSets = new Map<string, SelectionSetNode>();
   readonly subgraphName = new Map<string, string>();
+  readonly #document: DocumentNode;
+  #subgraphSchemas?: Map<string, GraphQLSchema>;
 
   constructor(document: DocumentNode) {
+    this.#document = document;
     /** Union memberships, read before their member types may be: [member, graph, union]. */
     const memberships: [string, string, string][] = [];
     for (const definition of document.definitions) {
@@ -120,6 +136,14 @@ export class SupergraphModel {
       const model = this.#types.get(member);
       if (model) memberSet(model, graph).add(union);
     }
+  }
+
+  /** Each subgraph's own schema, as the join directives describe it (built on first use). */
+  subgraphSchema(graph: string): GraphQLSchema {
+    this.#subgraphSchemas ??= extractSubgraphSchemas(this.#document);
+    const schema = this.#subgraphSchemas.get(graph);
+    if (!schema) throw new PlanUnsupported(`no subgraph ${graph} in the supergraph`);
+    return schema;
   }
 
   /** Subgraphs that define the type (any kind of `@join__type`). */
@@ -207,6 +231,8 @@ function treeOf(selectionSet: SelectionSetNode): FieldSetTree {
       if (existing) for (const [k, v] of sub) existing.set(k, v);
       else tree.set(selection.name.value, sub);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      // A type condition needs the object's type name beside its fields (required fields of abstract type).
+      if (selection.typeCondition) tree.set('__typename', new Map());
       for (const [k, v] of treeOf(selection.selectionSet)) tree.set(k, v);
     }
   }

@@ -1,0 +1,211 @@
+// Each subgraph's own schema, read back from the supergraph's join directives: what a document sent to it must be valid against.
+import {
+  Kind,
+  buildASTSchema,
+  parse,
+  parseType,
+  type ConstDirectiveNode,
+  type DefinitionNode,
+  type DocumentNode,
+  type EnumValueDefinitionNode,
+  type FieldDefinitionNode,
+  type GraphQLSchema,
+  type InputValueDefinitionNode,
+  type NamedTypeNode,
+  type TypeDefinitionNode,
+  type TypeNode,
+} from 'graphql';
+
+/** The federation fields every subgraph with entities serves (Apollo Federation subgraph specification). */
+const ENTITIES_SDL = /* GraphQL */ `
+  scalar _Any
+`;
+
+/** Types of the join and link machinery, which no subgraph serves. */
+function isMachinery(name: string): boolean {
+  return name.startsWith('join__') || name.startsWith('link__');
+}
+
+function argumentOf(directive: ConstDirectiveNode, name: string) {
+  return directive.arguments?.find((a) => a.name.value === name)?.value;
+}
+
+function stringOf(directive: ConstDirectiveNode, name: string): string | undefined {
+  const value = argumentOf(directive, name);
+  return value?.kind === Kind.STRING ? value.value : undefined;
+}
+
+function enumOf(directive: ConstDirectiveNode, name: string): string | undefined {
+  const value = argumentOf(directive, name);
+  return value?.kind === Kind.ENUM ? value.value : undefined;
+}
+
+function booleanOf(directive: ConstDirectiveNode, name: string): boolean | undefined {
+  const value = argumentOf(directive, name);
+  return value?.kind === Kind.BOOLEAN ? value.value : undefined;
+}
+
+function directivesNamed(node: { directives?: readonly ConstDirectiveNode[] }, name: string): ConstDirectiveNode[] {
+  return node.directives?.filter((d) => d.name.value === name) ?? [];
+}
+
+/**
+ * Rebuilds every subgraph's schema from the supergraph (join spec v0.3+):
+ * 1. a type belongs to the graphs its `@join__type`s name (every graph when it has none);
+ *    an `@interfaceObject` interface is an object type in the graph that declares it so;
+ * 2. a field belongs to the graphs its `@join__field`s name (every graph of its type when it has
+ *    none), with the type that graph gave it (`type:`, which differs in nullability for shareable
+ *    fields); an external field stays (it is part of the graph's schema), an overridden-away one too;
+ * 3. interfaces, union members and enum values by `@join__implements`, `@join__unionMember` and
+ *    `@join__enumValue` (all of them when a type carries none);
+ * 4. `_entities(representations: [_Any!]!): [_Entity]!` over the graph's entity types.
+ * Directives other than `@skip`/`@include`/`@deprecated` are left out: plans send no others.
+ */
+export function extractSubgraphSchemas(supergraph: DocumentNode): Map<string, GraphQLSchema> {
+  const graphs: string[] = [];
+  const types: TypeDefinitionNode[] = [];
+  let queryName = 'Query';
+  let mutationName: string | undefined;
+  let subscriptionName: string | undefined;
+  for (const definition of supergraph.definitions) {
+    if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === 'join__Graph') {
+      for (const value of definition.values ?? []) graphs.push(value.name.value);
+    } else if (definition.kind === Kind.SCHEMA_DEFINITION) {
+      for (const operation of definition.operationTypes) {
+        if (operation.operation === 'query') queryName = operation.type.name.value;
+        else if (operation.operation === 'mutation') mutationName = operation.type.name.value;
+        else subscriptionName = operation.type.name.value;
+      }
+    } else if (isTypeDefinition(definition) && !isMachinery(definition.name.value)) {
+      types.push(definition);
+    }
+  }
+  if (!mutationName && types.some((t) => t.name.value === 'Mutation')) mutationName = 'Mutation';
+  if (!subscriptionName && types.some((t) => t.name.value === 'Subscription')) subscriptionName = 'Subscription';
+  const schemas = new Map<string, GraphQLSchema>();
+  for (const graph of graphs) schemas.set(graph, buildGraphSchema(graph, types, { query: queryName, mutation: mutationName, subscription: subscriptionName }));
+  return schemas;
+}
+
+function isTypeDefinition(definition: DefinitionNode): definition is TypeDefinitionNode {
+  return (
+    definition.kind === Kind.OBJECT_TYPE_DEFINITION ||
+    definition.kind === Kind.INTERFACE_TYPE_DEFINITION ||
+    definition.kind === Kind.UNION_TYPE_DEFINITION ||
+    definition.kind === Kind.ENUM_TYPE_DEFINITION ||
+    definition.kind === Kind.INPUT_OBJECT_TYPE_DEFINITION ||
+    definition.kind === Kind.SCALAR_TYPE_DEFINITION
+  );
+}
+
+function inGraph(node: TypeDefinitionNode, graph: string): boolean {
+  const joins = directivesNamed(node, 'join__type');
+  return joins.length === 0 || joins.some((d) => enumOf(d, 'graph') === graph);
+}
+
+function namedTypeOf(type: TypeNode): string {
+  return type.kind === Kind.NAMED_TYPE ? type.name.value : namedTypeOf(type.type);
+}
+
+const KEPT_DIRECTIVES = new Set(['deprecated', 'specifiedBy']);
+
+function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], roots: { query: string; mutation?: string; subscription?: string }): GraphQLSchema {
+  const present = new Map<string, TypeDefinitionNode>();
+  for (const type of all) if (inGraph(type, graph)) present.set(type.name.value, type);
+  const has = (name: string) => present.has(name) || ['String', 'Int', 'Float', 'Boolean', 'ID'].includes(name);
+  const entities: string[] = [];
+  const definitions: DefinitionNode[] = [];
+
+  const field = (node: FieldDefinitionNode, typeHasJoins: boolean): FieldDefinitionNode | undefined => {
+    const joins = directivesNamed(node, 'join__field');
+    let type: TypeNode = node.type;
+    if (joins.length > 0 || !typeHasJoins) {
+      const own = joins.filter((d) => enumOf(d, 'graph') === graph);
+      if (joins.length > 0 && own.length === 0) return undefined;
+      const declared = own.map((d) => stringOf(d, 'type')).find((t) => t !== undefined);
+      if (declared) type = parseType(declared, { noLocation: true });
+    }
+    if (!has(namedTypeOf(type))) return undefined;
+    const args = (node.arguments ?? []).filter((a) => has(namedTypeOf(a.type))).map(cleanInputValue);
+    return { ...node, type, arguments: args, directives: keptDirectives(node) };
+  };
+
+  for (const [name, node] of present) {
+    if (node.kind === Kind.SCALAR_TYPE_DEFINITION) {
+      definitions.push({ ...node, directives: keptDirectives(node) });
+    } else if (node.kind === Kind.ENUM_TYPE_DEFINITION) {
+      const values = node.values ?? [];
+      const joined = values.some((v) => directivesNamed(v, 'join__enumValue').length > 0);
+      const own = joined ? values.filter((v) => directivesNamed(v, 'join__enumValue').some((d) => enumOf(d, 'graph') === graph)) : values;
+      definitions.push({ ...node, values: own.map((v): EnumValueDefinitionNode => ({ ...v, directives: keptDirectives(v) })), directives: [] });
+    } else if (node.kind === Kind.INPUT_OBJECT_TYPE_DEFINITION) {
+      const fields = (node.fields ?? []).filter((f) => {
+        const joins = directivesNamed(f, 'join__field');
+        return (joins.length === 0 || joins.some((d) => enumOf(d, 'graph') === graph)) && has(namedTypeOf(f.type));
+      });
+      definitions.push({ ...node, fields: fields.map(cleanInputValue), directives: [] });
+    } else if (node.kind === Kind.UNION_TYPE_DEFINITION) {
+      const members = directivesNamed(node, 'join__unionMember');
+      const own = members.length > 0 ? members.filter((d) => enumOf(d, 'graph') === graph).map((d) => stringOf(d, 'member')!) : (node.types ?? []).map((t) => t.name.value);
+      const types = own.filter((member) => present.get(member)?.kind === Kind.OBJECT_TYPE_DEFINITION || isInterfaceObjectIn(present.get(member), graph));
+      if (types.length > 0) definitions.push({ ...node, types: types.map(named), directives: [] });
+      else present.delete(name);
+    } else {
+      const joinType = directivesNamed(node, 'join__type').find((d) => enumOf(d, 'graph') === graph);
+      if (joinType && stringOf(joinType, 'key') !== undefined && node.kind === Kind.OBJECT_TYPE_DEFINITION) entities.push(name);
+      const interfaceObject = joinType !== undefined && booleanOf(joinType, 'isInterfaceObject') === true;
+      if (interfaceObject && joinType && stringOf(joinType, 'key') !== undefined) entities.push(name);
+      const typeHasJoins = directivesNamed(node, 'join__type').length > 0;
+      const fields = (node.fields ?? []).map((f) => field(f, typeHasJoins)).filter((f): f is FieldDefinitionNode => f !== undefined);
+      const implementsJoins = directivesNamed(node, 'join__implements');
+      const interfaces = interfaceObject
+        ? []
+        : (implementsJoins.length > 0 ? implementsJoins.filter((d) => enumOf(d, 'graph') === graph).map((d) => stringOf(d, 'interface')!) : (node.interfaces ?? []).map((i) => i.name.value)).filter(
+            (i) => present.get(i)?.kind === Kind.INTERFACE_TYPE_DEFINITION && !isInterfaceObjectIn(present.get(i), graph),
+          );
+      if (fields.length === 0) continue;
+      definitions.push({
+        kind: interfaceObject ? Kind.OBJECT_TYPE_DEFINITION : node.kind,
+        name: node.name,
+        description: node.description,
+        interfaces: interfaces.map(named),
+        fields,
+        directives: [],
+      } as TypeDefinitionNode);
+    }
+  }
+  const federation = parse(ENTITIES_SDL, { noLocation: true }).definitions;
+  definitions.push(...federation);
+  const query = definitions.find((d) => d.kind === Kind.OBJECT_TYPE_DEFINITION && d.name.value === roots.query);
+  const entitiesField = parse(`type Q { _entities(representations: [_Any!]!): [_Entity]! }`, { noLocation: true }).definitions[0];
+  if (entities.length > 0 && entitiesField.kind === Kind.OBJECT_TYPE_DEFINITION) {
+    definitions.push({ kind: Kind.UNION_TYPE_DEFINITION, name: { kind: Kind.NAME, value: '_Entity' }, types: entities.map(named) });
+    if (query && query.kind === Kind.OBJECT_TYPE_DEFINITION) {
+      definitions[definitions.indexOf(query)] = { ...query, fields: [...(query.fields ?? []), ...(entitiesField.fields ?? [])] };
+    } else {
+      definitions.push({ ...entitiesField, name: { kind: Kind.NAME, value: roots.query } });
+    }
+  }
+  const hasDefinition = (name: string | undefined) => name !== undefined && definitions.some((d) => d.kind === Kind.OBJECT_TYPE_DEFINITION && d.name.value === name);
+  const operationTypes = (['query', 'mutation', 'subscription'] as const)
+    .filter((operation) => hasDefinition(roots[operation]))
+    .map((operation) => ({ kind: Kind.OPERATION_TYPE_DEFINITION, operation, type: named(roots[operation]!) }));
+  definitions.push({ kind: Kind.SCHEMA_DEFINITION, operationTypes } as DefinitionNode);
+  return buildASTSchema({ kind: Kind.DOCUMENT, definitions } as DocumentNode, { assumeValid: true, assumeValidSDL: true });
+}
+
+function isInterfaceObjectIn(node: TypeDefinitionNode | undefined, graph: string): boolean {
+  return node !== undefined && directivesNamed(node, 'join__type').some((d) => enumOf(d, 'graph') === graph && booleanOf(d, 'isInterfaceObject') === true);
+}
+
+function named(name: string): NamedTypeNode {
+  return { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: name } };
+}
+
+function keptDirectives<T extends { directives?: readonly ConstDirectiveNode[] }>(node: T): ConstDirectiveNode[] {
+  return node.directives?.filter((d) => KEPT_DIRECTIVES.has(d.name.value)) ?? [];
+}
+
+function cleanInputValue(node: InputValueDefinitionNode): InputValueDefinitionNode {
+  return { ...node, directives: keptDirectives(node) };
+}
