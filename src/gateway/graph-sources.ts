@@ -49,6 +49,7 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
           supergraph: built.document,
           apiSchema: built.schema,
           executors: built.executors,
+          overrideLabels: deps.overrideLabels,
           onPlanned: (outcome, reason, operation) => {
             deps.metrics?.plans.inc({ outcome });
             if (outcome === 'unsupported') deps.logger.debug({ operation, reason }, 'operation runs by stitching');

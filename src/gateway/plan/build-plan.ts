@@ -123,13 +123,13 @@ const TYPENAME = '__typename';
  * 7. Every document is validated against its subgraph's own schema (read from the join
  *    directives) before the plan is used: PlanInvalid, never a request the subgraph must reject.
  */
-export function buildPlan(model: SupergraphModel, schema: GraphQLSchema, document: DocumentNode, operationName?: string | null): QueryPlan {
+export function buildPlan(model: SupergraphModel, schema: GraphQLSchema, document: DocumentNode, operationName?: string | null, labels: ReadonlySet<string> = new Set()): QueryPlan {
   const operation = selectOperation(document, operationName);
   if (operation.operation === 'subscription') throw new PlanUnsupported('subscription operations are executed by stitching');
   if (operation.directives?.length) throw new PlanUnsupported('operation directives');
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  const planner = new Planner(model, schema, fragments);
+  const planner = new Planner(model, schema, fragments, labels);
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
@@ -200,6 +200,8 @@ class Planner {
     readonly model: SupergraphModel,
     readonly schema: GraphQLSchema,
     readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+    /** The progressive-override labels switched on for the requests this plan serves. */
+    readonly labels: ReadonlySet<string>,
   ) {}
 
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
@@ -210,7 +212,7 @@ class Planner {
       const name = nodes[0].name.value;
       if (INTROSPECTION_ROOTS.has(name)) continue;
       if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name}`);
-      const graphs = this.model.resolversOf(rootType.name, name);
+      const graphs = this.model.resolversOf(rootType.name, name, this.labels);
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
       let step: FetchStep | undefined;
       if (serial) {
@@ -317,7 +319,7 @@ class Planner {
         continue;
       }
       if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name} below the root`);
-      if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph) && !this.model.requiresOf(type.name, name, graph)))) {
+      if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph, this.labels) && !this.model.requiresOf(type.name, name, graph)))) {
         remote.push([key, nodes]);
         continue;
       }
@@ -373,7 +375,7 @@ class Planner {
    */
   chooseTarget(type: GraphQLObjectType, fieldName: string, graph: string, path: readonly string[], provided: FieldSetTree | undefined): { graph: string; key: string } {
     // A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
-    const candidates = this.model.resolversOf(type.name, fieldName).filter((g) => g !== graph || this.model.requiresOf(type.name, fieldName, g) !== undefined);
+    const candidates = this.model.resolversOf(type.name, fieldName, this.labels).filter((g) => g !== graph || this.model.requiresOf(type.name, fieldName, g) !== undefined);
     candidates.sort((a, b) => Number(this.hasEntityStep(b, path, type.name)) - Number(this.hasEntityStep(a, path, type.name)));
     for (const candidate of candidates) {
       for (const key of this.model.keysIn(type.name, candidate)) {
@@ -392,7 +394,7 @@ class Planner {
   canReturn(type: GraphQLObjectType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined): boolean {
     for (const [name, sub] of fields) {
       if (name === TYPENAME) continue;
-      if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph) && !this.model.requiresOf(type.name, name, graph)))) return false;
+      if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph, this.labels) && !this.model.requiresOf(type.name, name, graph)))) return false;
       if (sub.size === 0) continue;
       const returnType = this.returnType(type, name);
       if (!returnType || !isObjectType(returnType)) return false;
@@ -408,7 +410,7 @@ class Planner {
       if (this.canReturn(type, one, graph, provided)) continue;
       if (hops === 0) return false;
       const found = this.model
-        .resolversOf(type.name, name)
+        .resolversOf(type.name, name, this.labels)
         .filter((g) => g !== graph && this.canReturn(type, one, g, undefined))
         .some((g) => this.model.keysIn(type.name, g).some((key) => this.canObtain(type, this.model.fieldSet(key), graph, provided, hops - 1)));
       if (!found) return false;

@@ -22,6 +22,13 @@ export interface QueryPlannerOptions {
   /** The executor of each subgraph, by `join__Graph` value. */
   executors: ReadonlyMap<string, Executor>;
   /**
+   * Progressive-override labels switched on (`@override(from:, label: "beta")`); `percent(N)`
+   * labels are switched on for N% of requests, drawn per request. Default: none.
+   */
+  overrideLabels?: ReadonlySet<string>;
+  /** The draw for `percent(N)` labels, in [0, 1). Default Math.random. */
+  random?: () => number;
+  /**
    * Told once per document planned, with the outcome: `planned`; `unsupported` (what plans do not
    * model, with the reason, logged at debug level); `invalid` (a subgraph document failed its
    * subgraph's validation) and `failed` (the planner threw): planner bugs, logged as errors.
@@ -56,20 +63,32 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
   // No resolvers: every field reads the merged tree; abstract types resolve by `__typename`.
   const projectionSchema = buildASTSchema(parse(printSchema(options.apiSchema), { noLocation: true }), { assumeValid: true, assumeValidSDL: true });
   const plans = new WeakMap<DocumentNode, Map<string, QueryPlan | PlanUnsupported>>();
+  const labels = [...model.overrideLabels].sort().map((label) => ({ label, percent: percentOf(label) }));
+  const random = options.random ?? Math.random;
+  const NONE = new Set<string>();
+
+  /** The labels switched on for one request (none in a supergraph without progressive overrides). */
+  function labelsForRequest(): ReadonlySet<string> {
+    if (labels.length === 0) return NONE;
+    const on = new Set<string>();
+    for (const { label, percent } of labels) if (percent === undefined ? options.overrideLabels?.has(label) : random() * 100 < percent) on.add(label);
+    return on;
+  }
   const executorOf = (graph: string): Executor => {
     const executor = options.executors.get(graph);
     if (!executor) throw new Error(`no executor for subgraph ${graph}`);
     return executor;
   };
 
-  function lookup(document: DocumentNode, operationName: string | null | undefined): QueryPlan | PlanUnsupported {
+  /** The plan of a document, per operation and per set of labels switched on (one plan each). */
+  function lookup(document: DocumentNode, operationName: string | null | undefined, on: ReadonlySet<string>): QueryPlan | PlanUnsupported {
     let byName = plans.get(document);
     if (!byName) plans.set(document, (byName = new Map()));
-    const key = operationName ?? '';
+    const key = on.size === 0 ? (operationName ?? '') : `${operationName ?? ''}\u0000${[...on].join('\u0000')}`;
     let plan = byName.get(key);
     if (!plan) {
       try {
-        plan = buildPlan(model, supergraphSchema, document, operationName);
+        plan = buildPlan(model, supergraphSchema, document, operationName, on);
         options.onPlanned?.('planned', undefined, operationName ?? undefined);
       } catch (error) {
         // A planner failure must not fail the request: stitching can still run it.
@@ -84,11 +103,11 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
 
   return {
     planFor(document, operationName) {
-      const plan = lookup(document, operationName);
+      const plan = lookup(document, operationName, labelsForRequest());
       return plan instanceof PlanUnsupported ? undefined : plan;
     },
     whyUnplanned(document, operationName) {
-      const plan = lookup(document, operationName);
+      const plan = lookup(document, operationName, labelsForRequest());
       return plan instanceof PlanUnsupported ? plan.message : undefined;
     },
     async execute(plan, args) {
@@ -107,4 +126,10 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
       return { ...result, errors: [...(result.errors ?? []), ...run.unplaced] };
     },
   };
+}
+
+/** N of a `percent(N)` label; undefined for a named label. */
+function percentOf(label: string): number | undefined {
+  const match = /^percent\((\d+(?:\.\d+)?)\)$/.exec(label);
+  return match ? Number(match[1]) : undefined;
 }

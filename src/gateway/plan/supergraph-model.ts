@@ -9,8 +9,13 @@ interface JoinField {
   provides?: string;
   /** The field moved to another subgraph (`@override`), kept here only for keys. */
   usedOverridden: boolean;
-  /** A progressive-override label: which subgraph serves the field is decided per request, which plans do not model. */
+  /**
+   * A progressive-override label: while it is on, the subgraph that overrides (`override` set)
+   * serves the field; while it is off, the one overridden. Decided per request (see `labelsFor`).
+   */
   overrideLabel?: string;
+  /** This graph took the field over from another (`@override(from:)`). */
+  overrides: boolean;
 }
 
 /** How one subgraph knows a type: its entity keys (resolvable ones) and whether it is an interface object. */
@@ -52,6 +57,8 @@ export class PlanInvalid extends PlanUnsupported {
   }
 }
 
+const NO_LABELS: ReadonlySet<string> = new Set();
+
 /** A parsed field set (`id`, `price weight`, `organization { id }`): field name → its own sub-selection. */
 export type FieldSetTree = Map<string, FieldSetTree>;
 
@@ -63,6 +70,8 @@ export class SupergraphModel {
   readonly #types = new Map<string, TypeModel>();
   readonly #fieldSets = new Map<string, SelectionSetNode>();
   readonly subgraphName = new Map<string, string>();
+  /** Every progressive-override label of the supergraph. */
+  readonly overrideLabels = new Set<string>();
   readonly #document: DocumentNode;
   #subgraphSchemas?: Map<string, GraphQLSchema>;
 
@@ -119,12 +128,14 @@ export class SupergraphModel {
               continue;
             }
             const overrideLabel = stringArgument(directive, 'overrideLabel');
+            if (overrideLabel) this.overrideLabels.add(overrideLabel);
             joins.set(graph, {
               external: booleanArgument(directive, 'external') === true,
               requires: stringArgument(directive, 'requires'),
               provides: stringArgument(directive, 'provides'),
               usedOverridden: booleanArgument(directive, 'usedOverridden') === true,
               overrideLabel,
+              overrides: stringArgument(directive, 'override') !== undefined,
             });
           }
           if (joins.size > 0) model.fields.set(field.name.value, joins);
@@ -169,7 +180,7 @@ export class SupergraphModel {
    * Whether `graph` resolves `typeName.fieldName` by itself: the type is in the graph and the field
    * is not external there, not overridden away, or is one of its key fields.
    */
-  canResolve(typeName: string, fieldName: string, graph: string): boolean {
+  canResolve(typeName: string, fieldName: string, graph: string, labels: ReadonlySet<string> = NO_LABELS): boolean {
     const model = this.#types.get(typeName);
     const inGraph = model?.graphs.get(graph);
     if (!model || !inGraph) return false;
@@ -178,14 +189,14 @@ export class SupergraphModel {
     if (model.unowned.has(fieldName)) throw new PlanUnsupported(`${typeName}.${fieldName} has no owning subgraph`);
     const joins = model.fields.get(fieldName);
     if (!joins) return true;
-    for (const entry of joins.values()) if (entry.overrideLabel) throw new PlanUnsupported(`${typeName}.${fieldName} has a progressive override`);
     const entry = joins.get(graph);
+    if (entry?.overrideLabel !== undefined) return !entry.external && entry.overrides === labels.has(entry.overrideLabel);
     return entry !== undefined && !entry.external && !entry.usedOverridden;
   }
 
   /** The subgraphs that resolve the field by themselves, in supergraph order. */
-  resolversOf(typeName: string, fieldName: string): string[] {
-    return [...this.graphsOf(typeName)].filter((graph) => this.canResolve(typeName, fieldName, graph));
+  resolversOf(typeName: string, fieldName: string, labels: ReadonlySet<string> = NO_LABELS): string[] {
+    return [...this.graphsOf(typeName)].filter((graph) => this.canResolve(typeName, fieldName, graph, labels));
   }
 
   /** Keys by which `graph` resolves the entity through `_entities` (none for a value type). */

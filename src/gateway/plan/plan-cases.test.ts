@@ -1,0 +1,196 @@
+// Federation v2 cases the planner must answer exactly right, run in process against small subgraphs and compared with hand-written data.
+import { describe, expect, it } from 'vitest';
+import { inProcessGraph } from '../../../test/helpers/in-process-graph.js';
+
+const fed = (imports: string) => `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: [${imports}])`;
+
+describe('query plans: Federation v2 cases', () => {
+  it('aliases a shareable field whose nullability differs in the subgraph, so the subgraph document stays valid', async () => {
+    const media = [
+      { __typename: 'Book', id: 'b1', title: 'Dune' },
+      { __typename: 'Movie', id: 'm1', title: null },
+    ];
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: /* GraphQL */ `
+          ${fed('"@key", "@shareable"')}
+          type Query { media: [Media!]! }
+          interface Media { id: ID! }
+          type Book implements Media @key(fields: "id") { id: ID! title: String! @shareable }
+          type Movie implements Media @key(fields: "id") { id: ID! title: String }
+        `,
+        resolvers: { Query: { media: () => media }, Media: { __resolveType: (m: { __typename: string }) => m.__typename } },
+      },
+      {
+        name: 'b',
+        sdl: /* GraphQL */ `
+          ${fed('"@key", "@shareable"')}
+          type Query { book: Book }
+          type Book @key(fields: "id") { id: ID! title: String @shareable }
+        `,
+        resolvers: { Query: { book: () => ({ id: 'b1', title: 'Dune' }) } },
+      },
+    ]);
+    const result = await graph.run('{ media { id ... on Book { title } ... on Movie { title } } }');
+    expect(result).toEqual({ data: { media: [{ id: 'b1', title: 'Dune' }, { id: 'm1', title: null }] } });
+    expect(graph.calls.get('a')![0]).toMatch(/title__String_nn: title/);
+  });
+
+  it('spreads only the possible types a subgraph has at an abstract position', async () => {
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: /* GraphQL */ `
+          ${fed('"@key"')}
+          type Query { shelf: [Item!]! }
+          union Item = Book | Movie
+          type Book @key(fields: "id") { id: ID! title: String! }
+          type Movie @key(fields: "id") { id: ID! minutes: Int! }
+        `,
+        resolvers: {
+          Query: { shelf: () => [{ __typename: 'Book', id: 'b1', title: 'Dune' }, { __typename: 'Movie', id: 'm1', minutes: 155 }] },
+          Item: { __resolveType: (i: { __typename: string }) => i.__typename },
+          Book: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, title: 'Dune' }) },
+        },
+      },
+      {
+        name: 'b',
+        sdl: /* GraphQL */ `
+          ${fed('"@key"')}
+          type Query { playlist: [Item!]! }
+          union Item = Book | Song
+          type Book @key(fields: "id") { id: ID! }
+          type Song @key(fields: "id") { id: ID! artist: String! }
+        `,
+        resolvers: { Query: { playlist: () => [{ __typename: 'Song', id: 's1', artist: 'Nina' }, { __typename: 'Book', id: 'b1' }] }, Item: { __resolveType: (i: { __typename: string }) => i.__typename } },
+      },
+    ]);
+    const result = await graph.run('{ playlist { __typename ... on Book { id title } ... on Movie { minutes } ... on Song { artist } } }');
+    expect(result).toEqual({ data: { playlist: [{ __typename: 'Song', artist: 'Nina' }, { __typename: 'Book', id: 'b1', title: 'Dune' }] } });
+    expect(graph.calls.get('b')![0]).not.toContain('Movie');
+  });
+
+  it('breaks a @requires cycle between two subgraphs with a second look-up in the first', async () => {
+    const products = [{ id: 'p1', price: 100, weight: 3 }];
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: /* GraphQL */ `
+          ${fed('"@key", "@external", "@requires"')}
+          type Query { products: [Product!]! }
+          type Product @key(fields: "id") { id: ID! price: Int! weight: Int! @external shipping: Int! @requires(fields: "weight") }
+        `,
+        resolvers: {
+          Query: { products: () => products.map(({ id, price }) => ({ id, price })) },
+          Product: {
+            __resolveReference: (ref: { id: string; weight?: number }) => ({ ...products.find((p) => p.id === ref.id), ...ref }),
+            shipping: (p: { weight: number }) => p.weight * 10,
+          },
+        },
+      },
+      {
+        name: 'b',
+        sdl: /* GraphQL */ `
+          ${fed('"@key", "@external", "@requires"')}
+          type Product @key(fields: "id") { id: ID! weight: Int! price: Int! @external tax: Int! @requires(fields: "price") }
+        `,
+        resolvers: {
+          Product: {
+            __resolveReference: (ref: { id: string; price?: number }) => ({ ...ref, weight: products.find((p) => p.id === ref.id)!.weight }),
+            tax: (p: { price: number }) => p.price / 10,
+          },
+        },
+      },
+    ]);
+    expect(await graph.run('{ products { id shipping tax } }')).toEqual({ data: { products: [{ id: 'p1', shipping: 30, tax: 10 }] } });
+    // a (root, price) → b (weight, tax from price) → a (shipping from weight): three calls, none invalid.
+    expect([graph.calls.get('a')!.length, graph.calls.get('b')!.length]).toEqual([2, 1]);
+  });
+
+  it('hops through the subgraph that knows both keys to reach one that knows only the other', async () => {
+    const users = [{ id: 'u1', email: 'ada@example.com', name: 'Ada', plan: 'pro' }];
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: `${fed('"@key"')} type Query { me: User } type User @key(fields: "id") { id: ID! name: String! }`,
+        resolvers: { Query: { me: () => ({ id: 'u1', name: 'Ada' }) } },
+      },
+      {
+        name: 'b',
+        sdl: `${fed('"@key"')} type User @key(fields: "id") @key(fields: "email") { id: ID! email: String! }`,
+        resolvers: { User: { __resolveReference: (ref: { id?: string; email?: string }) => users.find((u) => u.id === ref.id || u.email === ref.email) } },
+      },
+      {
+        name: 'c',
+        sdl: `${fed('"@key"')} type User @key(fields: "email") { email: String! plan: String! }`,
+        resolvers: { User: { __resolveReference: (ref: { email: string }) => users.find((u) => u.email === ref.email) } },
+      },
+    ]);
+    expect(await graph.run('{ me { name plan } }')).toEqual({ data: { me: { name: 'Ada', plan: 'pro' } } });
+    expect(graph.calls.get('c')).toHaveLength(1);
+  });
+
+  it('does not look up an entity whose key is null', async () => {
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: `${fed('"@key"')} type Query { things: [Thing!]! } type Thing @key(fields: "id") { id: ID name: String! }`,
+        resolvers: { Query: { things: () => [{ id: 't1', name: 'one' }, { id: null, name: 'orphan' }] } },
+      },
+      {
+        name: 'b',
+        sdl: `${fed('"@key"')} type Thing @key(fields: "id") { id: ID extra: String }`,
+        resolvers: { Thing: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, extra: `extra of ${ref.id}` }) } },
+      },
+    ]);
+    expect(await graph.run('{ things { name extra } }')).toEqual({ data: { things: [{ name: 'one', extra: 'extra of t1' }, { name: 'orphan', extra: null }] } });
+    expect(graph.calls.get('b')).toHaveLength(1);
+    expect(graph.calls.get('b')![0]).toContain('_entities');
+  });
+
+  it('plans progressive overrides per request: percent(100) always moves the field, percent(0) never does', async () => {
+    const graph = inProcessGraph([
+      {
+        name: 'old',
+        sdl: `${fed('"@key"')} type Query { item: Item } type Item @key(fields: "id") { id: ID! stock: Int! rating: Int! }`,
+        resolvers: { Query: { item: () => ({ id: 'i1', stock: 1, rating: 1 }) }, Item: { __resolveReference: () => ({ id: 'i1', stock: 1, rating: 1 }) } },
+      },
+      {
+        name: 'new',
+        sdl: `${fed('"@key", "@override"')} type Item @key(fields: "id") { id: ID! stock: Int! @override(from: "old", label: "percent(100)") rating: Int! @override(from: "old", label: "percent(0)") }`,
+        resolvers: { Item: { __resolveReference: () => ({ id: 'i1', stock: 2, rating: 2 }) } },
+      },
+    ]);
+    for (let i = 0; i < 3; i++) expect(await graph.run('{ item { stock rating } }')).toEqual({ data: { item: { stock: 2, rating: 1 } } });
+  });
+
+  it('runs mutation fields one after another, each with its own entity look-ups', async () => {
+    const log: string[] = [];
+    let count = 0;
+    const graph = inProcessGraph([
+      {
+        name: 'orders',
+        sdl: `${fed('"@key"')} type Query { noop: Int } type Mutation { place(sku: String!): Order } type Order @key(fields: "id") { id: ID! sku: String! }`,
+        resolvers: {
+          Mutation: {
+            place: (_: unknown, { sku }: { sku: string }) => {
+              if (sku === 'bad') throw new Error('no such sku');
+              log.push(`place ${sku}`);
+              return { id: `o${++count}`, sku };
+            },
+          },
+        },
+      },
+      {
+        name: 'shipping',
+        sdl: `${fed('"@key"')} type Order @key(fields: "id") { id: ID! eta: String! }`,
+        resolvers: { Order: { __resolveReference: (ref: { id: string }) => (log.push(`eta ${ref.id}`), { id: ref.id, eta: `eta of ${ref.id}` }) } },
+      },
+    ]);
+    const result = await graph.run('mutation { a: place(sku: "x") { id eta } bad: place(sku: "bad") { id } b: place(sku: "y") { id eta } }');
+    expect(result.data).toEqual({ a: { id: 'o1', eta: 'eta of o1' }, bad: null, b: { id: 'o2', eta: 'eta of o2' } });
+    expect(result.errors?.map((e) => e.path)).toEqual([['bad']]);
+    expect(log).toEqual(['place x', 'eta o1', 'place y', 'eta o2']);
+  });
+});
