@@ -15,6 +15,7 @@ import {
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
+  type GraphQLInterfaceType,
   type GraphQLObjectType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -56,8 +57,16 @@ export interface FetchStep {
   readonly subgraph: string;
   /** Response keys from the root to the objects this step extends (list items are walked through); empty for a root fetch. */
   readonly path: readonly string[];
-  /** For an entity step: the concrete type of the objects it extends (their `__typename`). */
+  /** For an entity step: the type of the objects it extends (their `__typename`). */
   readonly entityType?: string;
+  /**
+   * The type the look-up names (representations' `__typename`, the document's type condition)
+   * when it differs from `entityType`: the interface, for a subgraph that knows it only as an
+   * `@interfaceObject`, or for the step that learns each object's concrete type.
+   */
+  lookupType?: string;
+  /** The step asks the interface's own subgraph which concrete type each object is (objects from an `@interfaceObject`). */
+  resolvesType?: boolean;
   /** The root selection, or what goes inside `... on EntityType`. */
   readonly selection: SelectionTree;
   /** Fields each representation carries (keys and `@requires` fields); entity steps only. */
@@ -276,14 +285,19 @@ class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<FetchStep>,
+    /** Response keys another step serves at this position (8). */
+    skip?: ReadonlySet<string>,
   ): void {
     if (isObjectType(parentType)) {
-      this.planObjectFields(parentType, this.collectFields(parentType, selections), graph, step, at, path, provided, touched);
+      this.planObjectFields(parentType, without(this.collectFields(parentType, selections), skip), graph, step, at, path, provided, touched);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
-    if (this.model.isInterfaceObject(parentType.name, graph)) throw new PlanUnsupported(`${parentType.name} is an interface object in ${graph}`);
+    if (this.model.isInterfaceObject(parentType.name, graph)) {
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selections, graph, step, at, path, provided, touched);
+      return;
+    }
     addLeaf(at, TYPENAME);
     touched.add(step);
     const local = this.model.subgraphSchema(graph).getType(parentType.name);
@@ -291,7 +305,7 @@ class Planner {
     for (const possibleInGraph of this.model.subgraphSchema(graph).getPossibleTypes(local)) {
       const possible = this.schema.getType(possibleInGraph.name);
       if (!possible || !isObjectType(possible)) continue;
-      const fields = this.collectFields(possible, selections);
+      const fields = without(this.collectFields(possible, selections), skip);
       if (fields.size === 0) continue;
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
@@ -299,8 +313,61 @@ class Planner {
     }
   }
 
+  /**
+   * 8. A position whose objects come from a subgraph that knows the interface only as an
+   *    `@interfaceObject` (it answers `__typename` with the interface's name): that subgraph serves
+   *    the interface fields it owns; a look-up by key in a subgraph that has the real interface
+   *    tells each object's concrete type and serves the fields of the concrete types it has; the
+   *    rest are entity look-ups that follow it.
+   */
+  planInterfaceObject(
+    iface: GraphQLInterfaceType,
+    selections: readonly SelectionNode[],
+    graph: string,
+    step: FetchStep,
+    at: SelectionTree,
+    path: readonly string[],
+    provided: FieldSetTree | undefined,
+    touched: Set<FetchStep>,
+  ): void {
+    touched.add(step);
+    addLeaf(at, TYPENAME);
+    const own = new Map<string, FieldNode[]>();
+    for (const possible of this.schema.getPossibleTypes(iface)) {
+      for (const [key, nodes] of this.collectFields(possible, selections)) {
+        const name = nodes[0].name.value;
+        if (name === TYPENAME || !iface.getFields()[name] || !(provided?.has(name) || this.model.canResolve(iface.name, name, graph, this.labels))) continue;
+        const known = own.get(key);
+        if (known) known.push(...nodes.filter((n) => !known.includes(n)));
+        else own.set(key, [...nodes]);
+      }
+    }
+    this.planObjectFields(iface, own, graph, step, at, path, provided, touched);
+    const resolver = this.typeResolver(iface, graph, provided);
+    const providers = new Set<FetchStep>([step]);
+    this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers);
+    const resolution = this.entityStep(resolver.graph, path, iface.name, providers);
+    resolution.lookupType = iface.name;
+    resolution.resolvesType = true;
+    for (const provider of providers) touched.add(provider);
+    touched.add(resolution);
+    const keyTree = this.model.fieldSet(resolver.key);
+    mergeTree(resolution.representation, keyTree);
+    for (const field of keyTree.keys()) resolution.keyFields.add(field);
+    this.planSelections(iface, selections, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()));
+  }
+
+  /** A subgraph with the real interface that resolves it by a key the interface object's subgraph can return. */
+  typeResolver(iface: GraphQLInterfaceType, graph: string, provided: FieldSetTree | undefined): { graph: string; key: string } {
+    for (const candidate of this.model.graphsOf(iface.name)) {
+      if (candidate === graph || this.model.isInterfaceObject(iface.name, candidate)) continue;
+      for (const key of this.model.keysIn(iface.name, candidate)) if (this.canReturn(iface, this.model.fieldSet(key), graph, provided)) return { graph: candidate, key };
+    }
+    throw new PlanUnsupported(`no subgraph tells the concrete type of ${iface.name} objects from ${graph}`);
+  }
+
   planObjectFields(
-    type: GraphQLObjectType,
+    type: GraphQLObjectType | GraphQLInterfaceType,
     fields: Map<string, FieldNode[]>,
     graph: string,
     step: FetchStep,
@@ -340,9 +407,11 @@ class Planner {
       const providers = new Set<FetchStep>([step]);
       addLeaf(at, TYPENAME);
       this.planSelections(type, this.model.fieldSetSelection(target.key).selections, graph, step, at, path, provided, providers);
-      const requires = this.model.requiresOf(type.name, name, target.graph);
+      const ownerType = target.lookupType ?? type.name;
+      const requires = this.model.requiresOf(ownerType, name, target.graph);
       if (requires) this.planSelections(type, this.model.fieldSetSelection(requires).selections, graph, step, at, path, provided, providers);
       const child = this.entityStep(target.graph, path, type.name, providers);
+      if (target.lookupType) child.lookupType = target.lookupType;
       for (const provider of providers) touched.add(provider);
       const keyTree = this.model.fieldSet(target.key);
       mergeTree(child.representation, keyTree);
@@ -352,14 +421,14 @@ class Planner {
       const returnType = this.returnType(type, name);
       const planned = addField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), this.subgraphKey(type, name, target.graph, key));
       if (returnType) {
-        const own = this.model.providesOf(type.name, name, target.graph);
+        const own = this.model.providesOf(ownerType, name, target.graph);
         this.planSelections(returnType, subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
       }
     }
   }
 
   /** The alias of a field whose type in `graph` differs from the supergraph's (5); undefined when it has none. */
-  subgraphKey(type: GraphQLObjectType, fieldName: string, graph: string, key: string): string | undefined {
+  subgraphKey(type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, key: string): string | undefined {
     const local = this.model.subgraphSchema(graph).getType(type.name);
     const localField = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[fieldName] : undefined;
     if (!localField) return undefined;
@@ -373,7 +442,7 @@ class Planner {
    * step already made there); else one whose key the current subgraph can obtain through other
    * subgraphs' keys (3).
    */
-  chooseTarget(type: GraphQLObjectType, fieldName: string, graph: string, path: readonly string[], provided: FieldSetTree | undefined): { graph: string; key: string } {
+  chooseTarget(type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, path: readonly string[], provided: FieldSetTree | undefined): Target {
     // A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
     const candidates = this.model.resolversOf(type.name, fieldName, this.labels).filter((g) => g !== graph || this.model.requiresOf(type.name, fieldName, g) !== undefined);
     candidates.sort((a, b) => Number(this.hasEntityStep(b, path, type.name)) - Number(this.hasEntityStep(a, path, type.name)));
@@ -387,11 +456,23 @@ class Planner {
         if (this.canObtain(type, this.model.fieldSet(key), graph, provided, MAX_KEY_HOPS)) return { graph: candidate, key };
       }
     }
+    // 8. A field an `@interfaceObject` adds to an interface: looked up as the interface there.
+    if (isObjectType(type)) {
+      for (const iface of type.getInterfaces()) {
+        if (!iface.getFields()[fieldName]) continue;
+        for (const candidate of this.model.graphsOf(iface.name)) {
+          if (candidate === graph || !this.model.isInterfaceObject(iface.name, candidate) || !this.model.canResolve(iface.name, fieldName, candidate, this.labels)) continue;
+          for (const key of this.model.keysIn(iface.name, candidate)) {
+            if (this.canReturn(type, this.model.fieldSet(key), graph, provided)) return { graph: candidate, key, lookupType: iface.name };
+          }
+        }
+      }
+    }
     throw new PlanUnsupported(`no entity path from ${graph} to ${type.name}.${fieldName}`);
   }
 
   /** Whether `graph` can return every field of the set on objects of `type` by itself. */
-  canReturn(type: GraphQLObjectType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined): boolean {
+  canReturn(type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined): boolean {
     for (const [name, sub] of fields) {
       if (name === TYPENAME) continue;
       if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph, this.labels) && !this.model.requiresOf(type.name, name, graph)))) return false;
@@ -404,7 +485,7 @@ class Planner {
   }
 
   /** Whether the fields can be had at this position from `graph`, or through at most `hops` look-ups by other subgraphs' keys. */
-  canObtain(type: GraphQLObjectType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined, hops: number): boolean {
+  canObtain(type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined, hops: number): boolean {
     for (const [name, sub] of fields) {
       const one: FieldSetTree = new Map([[name, sub]]);
       if (this.canReturn(type, one, graph, provided)) continue;
@@ -418,7 +499,7 @@ class Planner {
     return true;
   }
 
-  returnType(type: GraphQLObjectType, fieldName: string): GraphQLCompositeType | undefined {
+  returnType(type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string): GraphQLCompositeType | undefined {
     const field = type.getFields()[fieldName];
     if (!field) throw new PlanUnsupported(`${type.name}.${fieldName} is not in the supergraph`);
     const named = getNamedType(field.type);
@@ -461,6 +542,26 @@ class Planner {
     const conditionType = this.schema.getType(condition);
     return conditionType !== undefined && isAbstractType(conditionType) && this.schema.isSubType(conditionType, type);
   }
+}
+
+/** Where an entity look-up goes: the subgraph, the key, and the interface it is looked up as (8). */
+interface Target {
+  graph: string;
+  key: string;
+  lookupType?: string;
+}
+
+/** The fields of a field set, by name, as CollectFields would give them. */
+function fieldSetFields(selectionSet: SelectionSetNode): Map<string, FieldNode[]> {
+  const fields = new Map<string, FieldNode[]>();
+  for (const selection of selectionSet.selections) if (selection.kind === Kind.FIELD) fields.set(selection.name.value, [selection]);
+  return fields;
+}
+
+function without(fields: Map<string, FieldNode[]>, skip: ReadonlySet<string> | undefined): Map<string, FieldNode[]> {
+  if (!skip || skip.size === 0) return fields;
+  for (const key of skip) fields.delete(key);
+  return fields;
 }
 
 /** One entity step per subgraph, position and type. */
@@ -581,7 +682,7 @@ function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<str
       arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'representations' }, value: variable }],
       selectionSet: {
         kind: Kind.SELECTION_SET,
-        selections: [{ kind: Kind.INLINE_FRAGMENT, typeCondition: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: step.entityType } }, selectionSet }],
+        selections: [{ kind: Kind.INLINE_FRAGMENT, typeCondition: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: step.lookupType ?? step.entityType } }, selectionSet }],
       },
     });
   });

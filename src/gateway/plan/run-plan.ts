@@ -122,7 +122,7 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     for (const target of found) {
       // An object whose key is null is no entity (nothing to look up): its fields stay null.
       if (hasNullKey(target, step)) continue;
-      const representation = representationOf(target, step.representation, step.entityType!);
+      const representation = representationOf(target, step.representation, step.lookupType ?? step.entityType!);
       if (representation instanceof GraphQLError) {
         markFields(target, step, representation);
         continue;
@@ -149,8 +149,13 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     const entities = answer?.[step.alias ?? '_entities'];
     if (Array.isArray(entities)) {
       byRepresentation.forEach((objects, index) => {
-        const entity = entities[index];
-        if (entity !== null && typeof entity === 'object') for (const object of objects) mergeInto(object, entity as Data);
+        const entity = entities[index] as Data | null;
+        if (entity === null || typeof entity !== 'object') return;
+        for (const object of objects) {
+          // An object from an @interfaceObject learns its concrete type here.
+          if (step.resolvesType && typeof entity.__typename === 'string') object.__typename = entity.__typename;
+          mergeInto(object, entity);
+        }
       });
     } else if (!result.errors?.length) {
       const failure = wholeFailure(fetch);

@@ -184,9 +184,9 @@ export class SupergraphModel {
     const model = this.#types.get(typeName);
     const inGraph = model?.graphs.get(graph);
     if (!model || !inGraph) return false;
-    if (inGraph.interfaceObject) throw new PlanUnsupported(`${typeName} is an interface object in ${graph}`);
     if (inGraph.keyFields.has(fieldName)) return true;
-    if (model.unowned.has(fieldName)) throw new PlanUnsupported(`${typeName}.${fieldName} has no owning subgraph`);
+    // A field of an interface that an `@interfaceObject` adds: no subgraph serves it on the object type itself.
+    if (model.unowned.has(fieldName)) return false;
     const joins = model.fields.get(fieldName);
     if (!joins) return true;
     const entry = joins.get(graph);
@@ -201,9 +201,7 @@ export class SupergraphModel {
 
   /** Keys by which `graph` resolves the entity through `_entities` (none for a value type). */
   keysIn(typeName: string, graph: string): readonly string[] {
-    const inGraph = this.#types.get(typeName)?.graphs.get(graph);
-    if (inGraph?.interfaceObject) throw new PlanUnsupported(`${typeName} is an interface object in ${graph}`);
-    return inGraph?.keys ?? [];
+    return this.#types.get(typeName)?.graphs.get(graph)?.keys ?? [];
   }
 
   requiresOf(typeName: string, fieldName: string, graph: string): string | undefined {
