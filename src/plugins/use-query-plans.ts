@@ -1,7 +1,7 @@
 // Runs the operations that have a plan by their plan; what plans do not model goes on to stitching, chosen once per document.
 import type { Plugin } from 'graphql-yoga';
 import type { GraphHolder } from '../gateway/served-graph.js';
-import { DECISION } from '../security/authorization.js';
+import { DECISION, type Decision } from '../security/authorization.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 
@@ -14,7 +14,7 @@ export interface QueryPlansOptions {
 /**
  * Replaces the execute function for an operation when the graph the request started on has a plan
  * for it. The engine is chosen here, once per document: stitching runs what plans do not model
- * (subscriptions, interface objects, requests whose authorization decision denies fields), never as
+ * (subscriptions), never as
  * a second attempt at a planned operation. A failure of the plan runner itself is a bug (subgraph
  * failures become field errors): it fails the request with a masked error, is counted
  * (`executions_total{path="plan_error"}`) and logged; re-running it could run a mutation twice.
@@ -26,7 +26,8 @@ export function useQueryPlans(options: QueryPlansOptions): Plugin {
       const served = graph.current;
       const planner = served?.planner;
       // A request that started on an older graph keeps it, and its stitched schema.
-      const plan = planner && served.schema === args.schema && !(args.contextValue as unknown as Record<symbol, unknown>)[DECISION] ? planner.planFor(args.document, args.operationName) : undefined;
+      const decision = (args.contextValue as unknown as Record<symbol, Decision | undefined>)[DECISION];
+      const plan = planner && served.schema === args.schema ? planner.planFor(args.document, args.operationName, decision?.denied) : undefined;
       if (!plan) {
         metrics?.executions.inc({ path: 'stitching' });
         return;

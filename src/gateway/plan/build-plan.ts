@@ -98,14 +98,27 @@ export interface Fetch {
   readonly variableNames: readonly string[];
 }
 
+/** A field the caller may not read (the authorization decision denies its coordinate): never fetched, answered FORBIDDEN. */
+export interface PlannedDenial {
+  /** Response keys to the objects that carry it (list items walked through). */
+  readonly path: readonly string[];
+  /** The object type it is a field of: objects of other types at an abstract position keep theirs. */
+  readonly typeName: string;
+  readonly key: string;
+  readonly coordinate: string;
+}
+
 export interface QueryPlan {
   /** In an order where every fetch comes after those it depends on. */
   readonly fetches: readonly Fetch[];
+  /** Fields the request's authorization decision denies. */
+  readonly denied: readonly PlannedDenial[];
   /** Default values of the operation's variables, for conditions read before the subgraph sees them. */
   readonly variableDefaults: Readonly<Record<string, unknown>>;
 }
 
 const TYPENAME = '__typename';
+const NONE: ReadonlySet<string> = new Set();
 
 /**
  * Plans a query or mutation operation against the supergraph. Throws PlanUnsupported for what it
@@ -131,14 +144,24 @@ const TYPENAME = '__typename';
  *    field whose type in that subgraph differs from the supergraph's is aliased.
  * 7. Every document is validated against its subgraph's own schema (read from the join
  *    directives) before the plan is used: PlanInvalid, never a request the subgraph must reject.
+ * 9. A plan is made per authorization decision too: a field the caller may not read is left out
+ *    of every subgraph document and answered FORBIDDEN at its path, nullability deciding what
+ *    else falls; keys and required fields the plan itself needs are still fetched.
  */
-export function buildPlan(model: SupergraphModel, schema: GraphQLSchema, document: DocumentNode, operationName?: string | null, labels: ReadonlySet<string> = new Set()): QueryPlan {
+export function buildPlan(
+  model: SupergraphModel,
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName?: string | null,
+  labels: ReadonlySet<string> = NONE,
+  denied: ReadonlySet<string> = NONE,
+): QueryPlan {
   const operation = selectOperation(document, operationName);
   if (operation.operation === 'subscription') throw new PlanUnsupported('subscription operations are executed by stitching');
   if (operation.directives?.length) throw new PlanUnsupported('operation directives');
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  const planner = new Planner(model, schema, fragments, labels);
+  const planner = new Planner(model, schema, fragments, labels, denied);
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
@@ -152,7 +175,7 @@ export function buildPlan(model: SupergraphModel, schema: GraphQLSchema, documen
     const errors = validate(model.subgraphSchema(fetch.graph), fetch.document);
     if (errors.length > 0) throw new PlanInvalid(`the document for ${fetch.subgraph} is invalid there: ${errors[0].message}`);
   }
-  return { fetches, variableDefaults };
+  return { fetches, denied: planner.denials, variableDefaults };
 }
 
 /**
@@ -204,6 +227,9 @@ class Planner {
   /** The root steps of mutation fields: their documents are mutations. */
   readonly mutationRoots = new Set<FetchStep>();
   readonly #byPosition = new Map<string, FetchStep[]>();
+  readonly denials: PlannedDenial[] = [];
+  /** Above 0 while planning what the plan itself needs (keys, required fields), which no denial removes. */
+  #internal = 0;
 
   constructor(
     readonly model: SupergraphModel,
@@ -211,7 +237,19 @@ class Planner {
     readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
     /** The progressive-override labels switched on for the requests this plan serves. */
     readonly labels: ReadonlySet<string>,
+    /** Coordinates (`Type.field`) the authorization decision denies: 9. */
+    readonly denied: ReadonlySet<string>,
   ) {}
+
+  /** Plans what the plan itself needs (a key, required fields): fetched whatever the caller may read. */
+  internal(plan: () => void): void {
+    this.#internal++;
+    try {
+      plan();
+    } finally {
+      this.#internal--;
+    }
+  }
 
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
     const fields = this.collectFields(rootType, selectionSet.selections);
@@ -345,7 +383,7 @@ class Planner {
     this.planObjectFields(iface, own, graph, step, at, path, provided, touched);
     const resolver = this.typeResolver(iface, graph, provided);
     const providers = new Set<FetchStep>([step]);
-    this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers);
+    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers));
     const resolution = this.entityStep(resolver.graph, path, iface.name, providers);
     resolution.lookupType = iface.name;
     resolution.resolvesType = true;
@@ -386,6 +424,11 @@ class Planner {
         continue;
       }
       if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name} below the root`);
+      // 9. A field the caller may not read is never fetched; the runner answers it FORBIDDEN.
+      if (this.#internal === 0 && this.denied.size > 0 && this.denied.has(`${type.name}.${name}`)) {
+        this.denials.push({ path, typeName: type.name, key, coordinate: `${type.name}.${name}` });
+        continue;
+      }
       if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph, this.labels) && !this.model.requiresOf(type.name, name, graph)))) {
         remote.push([key, nodes]);
         continue;
@@ -406,10 +449,12 @@ class Planner {
       // wherever they come from. Every step that provides one comes before the entity step.
       const providers = new Set<FetchStep>([step]);
       addLeaf(at, TYPENAME);
-      this.planSelections(type, this.model.fieldSetSelection(target.key).selections, graph, step, at, path, provided, providers);
       const ownerType = target.lookupType ?? type.name;
       const requires = this.model.requiresOf(ownerType, name, target.graph);
-      if (requires) this.planSelections(type, this.model.fieldSetSelection(requires).selections, graph, step, at, path, provided, providers);
+      this.internal(() => {
+        this.planSelections(type, this.model.fieldSetSelection(target.key).selections, graph, step, at, path, provided, providers);
+        if (requires) this.planSelections(type, this.model.fieldSetSelection(requires).selections, graph, step, at, path, provided, providers);
+      });
       const child = this.entityStep(target.graph, path, type.name, providers);
       if (target.lookupType) child.lookupType = target.lookupType;
       for (const provider of providers) touched.add(provider);

@@ -14,6 +14,7 @@ import type { Executor } from '@graphql-tools/utils';
 import { buildPlan, type QueryPlan } from './build-plan.js';
 import { runPlan } from './run-plan.js';
 import { PlanInvalid, PlanUnsupported, SupergraphModel } from './supergraph-model.js';
+import { clientError } from '../../errors/client-error.js';
 
 export interface QueryPlannerOptions {
   supergraph: DocumentNode;
@@ -28,6 +29,8 @@ export interface QueryPlannerOptions {
   overrideLabels?: ReadonlySet<string>;
   /** The draw for `percent(N)` labels, in [0, 1). Default Math.random. */
   random?: () => number;
+  /** The error of a field the caller may not read (the same the stitched schema's guards throw). */
+  deniedError?: (coordinate: string) => Error;
   /**
    * Told once per document planned, with the outcome: `planned`; `unsupported` (what plans do not
    * model, with the reason, logged at debug level); `invalid` (a subgraph document failed its
@@ -39,8 +42,12 @@ export interface QueryPlannerOptions {
 export type PlanOutcome = 'planned' | 'unsupported' | 'invalid' | 'failed';
 
 export interface QueryPlanner {
-  /** The plan of an operation, or undefined when the planner does not model it (stitching executes it). Memoised per document. */
-  planFor(document: DocumentNode, operationName: string | null | undefined): QueryPlan | undefined;
+  /**
+   * The plan of an operation, or undefined when the planner does not model it (stitching executes
+   * it). Memoised per document, and per authorization decision: `denied` (the coordinates it
+   * denies, one set object per decision) leaves those fields out and answers them FORBIDDEN.
+   */
+  planFor(document: DocumentNode, operationName: string | null | undefined, denied?: ReadonlySet<string>): QueryPlan | undefined;
   /** Runs a plan and projects the merged answers onto the client's operation. */
   execute(plan: QueryPlan, args: ExecutionArgs): Promise<ExecutionResult>;
   /** Why an operation has no plan (for logs and tests). */
@@ -63,6 +70,9 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
   // No resolvers: every field reads the merged tree; abstract types resolve by `__typename`.
   const projectionSchema = buildASTSchema(parse(printSchema(options.apiSchema), { noLocation: true }), { assumeValid: true, assumeValidSDL: true });
   const plans = new WeakMap<DocumentNode, Map<string, QueryPlan | PlanUnsupported>>();
+  /** Plans of requests whose decision denies fields, by the decision's denied set (decisions are memoised per document). */
+  const plansByDecision = new WeakMap<ReadonlySet<string>, WeakMap<DocumentNode, Map<string, QueryPlan | PlanUnsupported>>>();
+  const deniedError = options.deniedError ?? ((coordinate: string) => clientError('FORBIDDEN', `Not allowed to read ${coordinate}.`));
   const labels = [...model.overrideLabels].sort().map((label) => ({ label, percent: percentOf(label) }));
   const random = options.random ?? Math.random;
   const NONE = new Set<string>();
@@ -81,14 +91,20 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
   };
 
   /** The plan of a document, per operation and per set of labels switched on (one plan each). */
-  function lookup(document: DocumentNode, operationName: string | null | undefined, on: ReadonlySet<string>): QueryPlan | PlanUnsupported {
-    let byName = plans.get(document);
-    if (!byName) plans.set(document, (byName = new Map()));
+  function lookup(document: DocumentNode, operationName: string | null | undefined, on: ReadonlySet<string>, denied?: ReadonlySet<string>): QueryPlan | PlanUnsupported {
+    let byDocument = plans;
+    if (denied && denied.size > 0) {
+      let decided = plansByDecision.get(denied);
+      if (!decided) plansByDecision.set(denied, (decided = new WeakMap()));
+      byDocument = decided;
+    }
+    let byName = byDocument.get(document);
+    if (!byName) byDocument.set(document, (byName = new Map()));
     const key = on.size === 0 ? (operationName ?? '') : `${operationName ?? ''}\u0000${[...on].join('\u0000')}`;
     let plan = byName.get(key);
     if (!plan) {
       try {
-        plan = buildPlan(model, supergraphSchema, document, operationName, on);
+        plan = buildPlan(model, supergraphSchema, document, operationName, on, denied);
         options.onPlanned?.('planned', undefined, operationName ?? undefined);
       } catch (error) {
         // A planner failure must not fail the request: stitching can still run it.
@@ -102,8 +118,8 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
   }
 
   return {
-    planFor(document, operationName) {
-      const plan = lookup(document, operationName, labelsForRequest());
+    planFor(document, operationName, denied) {
+      const plan = lookup(document, operationName, labelsForRequest(), denied);
       return plan instanceof PlanUnsupported ? undefined : plan;
     },
     whyUnplanned(document, operationName) {
@@ -112,7 +128,7 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
     },
     async execute(plan, args) {
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
-      const run = await runPlan(plan, executorOf, variables, args.contextValue);
+      const run = await runPlan(plan, executorOf, variables, args.contextValue, deniedError);
       const result = (await execute({
         schema: projectionSchema,
         document: args.document,

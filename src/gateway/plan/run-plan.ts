@@ -24,8 +24,9 @@ export interface PlanRun {
  * 3. Answers are merged into the objects they extend. A failed field gets its error object in place
  *    of a value: the projection over the tree (graphql-js execution) then reports it at the field's
  *    own client path, and nulls propagate by the schema's nullability (GraphQL spec 6.4.4).
+ * 4. A field the authorization decision denies gets the FORBIDDEN error the same way.
  */
-export async function runPlan(plan: QueryPlan, executorOf: (graph: string) => Executor, variables: Data | undefined, context: unknown): Promise<PlanRun> {
+export async function runPlan(plan: QueryPlan, executorOf: (graph: string) => Executor, variables: Data | undefined, context: unknown, deniedError: (coordinate: string) => Error): Promise<PlanRun> {
   const data: Data = {};
   const unplaced: GraphQLError[] = [];
   const running: Promise<void>[] = [];
@@ -34,6 +35,13 @@ export async function runPlan(plan: QueryPlan, executorOf: (graph: string) => Ex
     running[fetch.id] = fetch.dependsOn.length === 0 ? run() : Promise.all(fetch.dependsOn.map((d) => running[d.id])).then(run);
   }
   await Promise.all(running);
+  // 4. Denied fields last: the plan may have fetched one it needed itself (a key), which the caller still may not read.
+  for (const denial of plan.denied) {
+    const objects = new Set<Data>();
+    collectObjects(data, denial.path, 0, denial.typeName, objects, true);
+    const error = deniedError(denial.coordinate);
+    for (const object of objects) object[denial.key] = error;
+  }
   return { data, unplaced };
 }
 
@@ -229,19 +237,19 @@ function placeAt(object: Data, path: readonly (string | number)[], step: FetchSt
   return false;
 }
 
-/** Objects of `typeName` found along `path` (list items walked through), each once. */
-function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>): void {
+/** Objects of `typeName` found along `path` (list items walked through), each once; `untyped` admits objects without `__typename` (at an object-typed position). */
+function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false): void {
   if (value === null || value === undefined || value instanceof Error || typeof value !== 'object') return;
   if (Array.isArray(value)) {
-    for (const item of value) collectObjects(item, path, depth, typeName, into);
+    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped);
     return;
   }
   const object = value as Data;
   if (depth === path.length) {
-    if (object.__typename === typeName) into.add(object);
+    if (object.__typename === typeName || (untyped && object.__typename === undefined)) into.add(object);
     return;
   }
-  collectObjects(object[path[depth]], path, depth + 1, typeName, into);
+  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped);
 }
 
 function hasNullKey(object: Data, step: FetchStep): boolean {
