@@ -439,7 +439,7 @@ class Planner {
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
-        this.planSelections(returnType, subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched);
+        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched);
       }
     }
     for (const [key, nodes] of remote) {
@@ -467,9 +467,26 @@ class Planner {
       const planned = addField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), this.subgraphKey(type, name, target.graph, key));
       if (returnType) {
         const own = this.model.providesOf(ownerType, name, target.graph);
-        this.planSelections(returnType, subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
+        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
       }
     }
+  }
+
+  /**
+   * The type a subgraph returns at a field: a shareable field may be an object type in one
+   * subgraph (Book) where the supergraph has its abstract type (Media). Then only that type's
+   * fragments apply, and `__typename` is fetched for the projection to resolve the abstract type.
+   */
+  positionType(type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, returnType: GraphQLCompositeType, planned: PlannedField): GraphQLCompositeType {
+    if (!isAbstractType(returnType)) return returnType;
+    const local = this.model.subgraphSchema(graph).getType(type.name);
+    const localField = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[fieldName] : undefined;
+    const localName = localField ? getNamedType(localField.type).name : returnType.name;
+    if (localName === returnType.name) return returnType;
+    const narrowed = this.schema.getType(localName);
+    if (!narrowed || !isCompositeType(narrowed)) return returnType;
+    addLeaf(planned.selection!, TYPENAME);
+    return narrowed;
   }
 
   /** The alias of a field whose type in `graph` differs from the supergraph's (5); undefined when it has none. */
