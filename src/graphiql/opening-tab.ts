@@ -20,7 +20,7 @@ export interface OpeningTabOptions {
 }
 
 // Short lines: the editor is about 60 characters wide on a laptop screen.
-const RUN_HINT = ['# Ctrl-Enter or the ▶ button runs the operation;', '# the book icon on the left opens the schema docs.'];
+const RUN_HINT = ['# Ctrl-Enter or the ▶ button runs the operation;', '# the top button on the left opens the schema docs.'];
 
 const DEV_TOKEN_HINT = [
   '#',

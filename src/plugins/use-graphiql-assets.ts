@@ -47,11 +47,15 @@ export function useGraphiQLAssets(options: GraphiQLAssetsOptions): Plugin {
         }),
       );
     },
-    onResponse({ request, response }) {
+    onResponse({ request, response, setResponse, fetchAPI }) {
       if (request.method !== 'GET' || !response.headers.get('content-type')?.startsWith('text/html')) return;
       const { pathname } = new URL(request.url);
       if (pathname !== endpoint && pathname !== `${endpoint}/`) return;
-      for (const [name, value] of Object.entries(PAGE_HEADERS)) response.headers.set(name, value);
+      // A new response rather than headers.set(): on Yoga's response (headers given as `Content-Type`),
+      // setting `content-type` adds a second header instead of replacing it.
+      const headers: Record<string, string> = {};
+      for (const [name, value] of response.headers) headers[name.toLowerCase()] = value;
+      setResponse(new fetchAPI.Response(response.body, { status: response.status, headers: { ...headers, ...PAGE_HEADERS } }));
     },
   };
 }
