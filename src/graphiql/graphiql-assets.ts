@@ -35,7 +35,8 @@ export const DEFAULT_GRAPHIQL_ASSET_PREFIX = '/graphiql/';
 export async function loadGraphiQLAssets(prefix = DEFAULT_GRAPHIQL_ASSET_PREFIX): Promise<GraphiQLAssets> {
   const graphiql = await import('@graphql-yoga/render-graphiql/graphiql');
   const { version } = createRequire(import.meta.url)('@graphql-yoga/render-graphiql/package.json') as { version: string };
-  const start = `"use strict";\n${startGraphiQL.toString()}\nstartGraphiQL(${JSON.stringify(SETTINGS_ELEMENT_ID)});\n`;
+  // In its own scope, so the page's global scope gets nothing but what GraphiQL's bundle defines.
+  const start = `"use strict";\n(function () {\n${startGraphiQL.toString()}\n\nstartGraphiQL(${JSON.stringify(SETTINGS_ELEMENT_ID)});\n})();\n`;
   const named = new Map<string, GraphiQLAsset>([
     ['graphiql.js', { body: Buffer.from(graphiql.js), contentType: JS }],
     ['graphiql.css', { body: Buffer.from(graphiql.css), contentType: CSS }],
