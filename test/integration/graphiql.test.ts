@@ -174,6 +174,8 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
     const region = (name: string) => page.getByRole('region', { name, exact: true });
 
     it('renders the editor on the product page query and its variables, saying how to get a development token and where it goes', async () => {
+      // The page has loaded (goto waits for it): a script or stylesheet from elsewhere would be listed here.
+      expect(foreign).toEqual([]);
       const editor = region('Operation Editor');
       await editor.filter({ hasText: 'query ProductPage($id: ID!)' }).waitFor(WAIT);
       const text = readable(await editor.innerText());
