@@ -8,6 +8,10 @@ import type { RouterMetrics } from './telemetry/metrics.js';
 import type { Tracing } from './telemetry/tracing.js';
 import { useMetrics } from './plugins/use-metrics.js';
 import { useDashboard } from './plugins/use-dashboard.js';
+import { useGraphiQLAssets } from './plugins/use-graphiql-assets.js';
+import { lazyGraphiQLAssets } from './graphiql/graphiql-assets.js';
+import { renderGraphiQLPage } from './graphiql/graphiql-page.js';
+import { openingTab, type OpeningDocument } from './graphiql/opening-tab.js';
 import { useTelemetry } from './plugins/use-telemetry.js';
 import { useServedGraph } from './plugins/use-served-graph.js';
 import { useDeadline } from './plugins/use-deadline.js';
@@ -46,6 +50,8 @@ export interface RouterDeps {
   tracing?: Tracing;
   /** Extra readiness conditions (database reachable...). The graph being composed is always checked. */
   isReady?: () => Promise<boolean>;
+  /** What GraphiQL opens on (the demo's product page); unset, GraphiQL's welcome text. */
+  graphiqlDocument?: OpeningDocument;
 }
 
 export type Router = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
@@ -57,10 +63,14 @@ export type Router = YogaServerInstance<Record<string, unknown>, Record<string, 
  */
 export function createRouter(deps: RouterDeps): Router {
   const { config, graph, metrics, logger } = deps;
+  // GraphiQL's files are loaded on the first request that needs them: a router nobody opens in a browser never parses them.
+  const graphiqlAssets = config.graphiql ? lazyGraphiQLAssets() : undefined;
   const plugins: Plugin[] = [
     // First: /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
     ...(config.dashboard ? [useDashboard()] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
+    // GraphiQL's files, like the ops page, need no graph; Yoga itself answers the page before any plugin.
+    ...(graphiqlAssets ? [useGraphiQLAssets({ assets: graphiqlAssets, graphqlEndpoint: '/graphql' })] : []),
     // Request id, trace and access line: before every plugin that may refuse a request, so refusals are logged and traced too.
     ...useTelemetry({ logger, tracing: deps.tracing }),
     useJwks(deps.keyRing),
@@ -108,7 +118,15 @@ export function createRouter(deps: RouterDeps): Router {
     graphqlEndpoint: '/graphql',
     healthCheckEndpoint: '/healthz',
     landingPage: false,
-    graphiql: config.graphiql ? { title: 'Switchyard' } : false,
+    graphiql: graphiqlAssets
+      ? {
+          title: 'Switchyard',
+          // A token only matters when the router accepts development tokens and authentication is on.
+          ...openingTab({ document: deps.graphiqlDocument, devTokenHint: config.devIssuer && config.authMode !== 'off' }),
+        }
+      : false,
+    // Yoga's own page loads GraphiQL from a CDN; this one links the files the router serves itself.
+    renderGraphiQL: graphiqlAssets ? async (options) => renderGraphiQLPage(await graphiqlAssets(), options) : undefined,
     // Unexpected errors reach clients as "Unexpected error." with INTERNAL_SERVER_ERROR; details go to the log.
     maskedErrors: { isDev: false },
     logging: {

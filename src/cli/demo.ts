@@ -6,6 +6,7 @@ import { demoSubgraphs, type DemoSubgraph, type DemoSubgraphName, type RunningSu
 import { publishSubgraph } from '../registry/subgraph-store.js';
 import { compositionCheck } from './registry-commands.js';
 import { startRouter, type RunningRouter } from './start-router.js';
+import type { OpeningDocument } from '../graphiql/opening-tab.js';
 
 export interface DemoOptions {
   config: Config;
@@ -20,6 +21,12 @@ export interface RunningDemo {
 }
 
 const DEMO_ORDER: DemoSubgraphName[] = ['product', 'reviews', 'inventory'];
+
+/** The README's product page: one query, a field or more from each subgraph. GraphiQL opens on it in the demo. */
+export const PRODUCT_PAGE: OpeningDocument = {
+  query: /* GraphQL */ `query ProductPage($id: ID!) { product(id: $id) { name price reviews { rating body author } inventory { inStock warehouse } } }`,
+  variables: { id: '2' },
+};
 
 /**
  * 1. Start the demo subgraphs (product, reviews, inventory).
@@ -47,7 +54,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     for (const [index, name] of DEMO_ORDER.entries()) {
       await publishSubgraph(db, { name, url: subgraphs[index].url, sdl: demo[index].sdl }, compositionCheck);
     }
-    const router = await startRouter({ config: options.config, database: db });
+    const router = await startRouter({ config: options.config, database: db, graphiqlDocument: PRODUCT_PAGE });
     cleanups.push(() => router.close());
     // From now on each subgraph accepts only tokens the router minted for it (checked against the router's JWKS).
     const jwksUrl = router.url.replace(/\/graphql$/, '/.well-known/jwks.json');

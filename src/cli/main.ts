@@ -102,7 +102,7 @@ export function buildProgram(): Command {
       const lines = [
         '',
         `Switchyard demo is running (database: ${config.databaseUrl ? 'PostgreSQL' : `embedded, in ${config.dataDir}`})`,
-        `  router      ${demo.router.url}${config.graphiql ? '  (open it in a browser for GraphiQL)' : ''}`,
+        `  router      ${demo.router.url}${config.graphiql ? '  (open it in a browser: GraphiQL, on the product page)' : ''}`,
         ...demo.subgraphs.map((s) => `  ${s.name.padEnd(10)}  ${s.url}`),
         `  metrics     ${demo.router.url.replace(/\/graphql$/, '/metrics')}`,
         ...(config.dashboard ? [`  dashboard   ${demo.router.url.replace(/\/graphql$/, '/dashboard')}  (live charts for ops)`] : []),

@@ -29,6 +29,7 @@ import { createLogger, type Logger } from '../telemetry/logger.js';
 import { createTracing } from '../telemetry/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
+import type { OpeningDocument } from '../graphiql/opening-tab.js';
 
 export interface StartRouterOptions {
   config: Config;
@@ -37,6 +38,8 @@ export interface StartRouterOptions {
   logger?: Logger;
   /** Finished spans go here, exported at once (tests); tracing is then on whatever the config says. */
   spanExporter?: SpanExporter;
+  /** What GraphiQL opens on (the demo's product page); unset, GraphiQL's welcome text. */
+  graphiqlDocument?: OpeningDocument;
 }
 
 export interface RunningRouter {
@@ -169,6 +172,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     audit,
     tracing,
     isReady: db ? () => db.query('select 1').then(() => true, () => false) : undefined,
+    graphiqlDocument: options.graphiqlDocument,
   });
   const server = createServer(router);
   // Keep-alive sockets of clients must not hold shutdown hostage. server.close() only closes the idle
