@@ -11,7 +11,7 @@ import { startTestTokenEndpoint, type TestTokenEndpoint } from '../../src/securi
 import { databaseKind, TEST_DATABASE_URL } from '../helpers/database.js';
 import pg from 'pg';
 import { eventually, postGraphQL } from '../helpers/http.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { readMetric, startStack, type Stack } from '../helpers/stack.js';
 
 const PAGE = 'query ProductPage { product(id: "2") { name reviews { rating } inventory { inStock } } }';
 const AUDIENCE = 'switchyard-api';
@@ -173,6 +173,8 @@ describe(`security (${databaseKind} database)`, () => {
       try {
         await eventually(() => stack.router.permissions.principalsFor('Product.reviews') !== undefined, { what: 'the rule to reach the router' });
         const before = { product: callsTo('product'), reviews: callsTo('reviews'), inventory: callsTo('inventory') };
+        const engines = () => Promise.all(['plan', 'stitching'].map((path) => readMetric(stack.router, 'switchyard_executions_total', { path })));
+        const enginesBefore = await engines();
         const page = await stack.query(PAGE, { headers: other });
         expect(page.status).toBe(200);
         expect(page.body.data).toEqual({ product: { name: expect.any(String), reviews: null, inventory: { inStock: expect.any(Number) } } });
@@ -181,6 +183,8 @@ describe(`security (${databaseKind} database)`, () => {
         expect(callsTo('reviews')).toBe(before.reviews);
         expect(callsTo('product')).toBeGreaterThan(before.product);
         expect(callsTo('inventory')).toBeGreaterThan(before.inventory);
+        // The decision is planned: the page ran from its plan, not by stitching.
+        expect(await engines()).toEqual([enginesBefore[0] + 1, enginesBefore[1]]);
 
         // A page of products: FORBIDDEN at every index, as before, and still no call.
         const list = await stack.query('{ products(first: 3) { id name reviews { rating } } }', { headers: other });
