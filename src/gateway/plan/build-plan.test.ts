@@ -75,7 +75,6 @@ describe('query plans', () => {
   it.each([
     ['a subscription', 'subscription { __typename }', /subscription/],
     ['a directive other than @skip and @include', '{ topProducts { name @lowercase } }', /@lowercase/],
-    ['two fields under one response key', '{ topProducts { upc: name reviews { id } } }', /response key "upc"/],
   ])('leaves %s to stitching, saying why', (_, text, reason) => {
     const planner = workloadPlanner();
     expect(planner.planFor(parse(text), undefined)).toBeUndefined();

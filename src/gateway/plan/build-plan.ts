@@ -73,6 +73,8 @@ export interface FetchStep {
   readonly representation: FieldSetTree;
   /** The key fields among them: an object whose key field is null is not an entity and is not looked up. */
   readonly keyFields: Set<string>;
+  /** Fields of the representation that the objects carry under a private key, by field name (10). */
+  responseKeys?: ReadonlyMap<string, string>;
   /** Steps whose answers this step needs first: the one that found its objects, and those providing `@requires` fields. */
   readonly dependsOn: Set<FetchStep>;
   /** For an entity step in a batched fetch: the alias of its `_entities` field (`_0`, ...); absent when it is the fetch's only step. */
@@ -165,6 +167,7 @@ export function buildPlan(
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
+  planner.settlePrivateKeys();
   const steps = topologicalOrder(planner.steps);
   const definitions = new Map((operation.variableDefinitions ?? []).map((d) => [d.variable.name.value, d]));
   const variableDefaults: Record<string, unknown> = {};
@@ -228,6 +231,9 @@ class Planner {
   readonly mutationRoots = new Set<FetchStep>();
   readonly #byPosition = new Map<string, FetchStep[]>();
   readonly denials: PlannedDenial[] = [];
+  /** Fields the plan needs under a private key at a position (path and type), by field name (10). */
+  readonly #privateKeys = new Map<string, Map<string, string>>();
+  readonly #clientKeys = new Map<string, Map<string, FieldNode>>();
   /** Above 0 while planning what the plan itself needs (keys, required fields), which no denial removes. */
   #internal = 0;
 
@@ -240,6 +246,56 @@ class Planner {
     /** Coordinates (`Type.field`) the authorization decision denies: 9. */
     readonly denied: ReadonlySet<string>,
   ) {}
+
+  /**
+   * 10. Adds a field at a response key. The plan's own fields (keys, required fields) go under their
+   *     names; where the client put another field under that name (`id: name`), the plan's field
+   *     takes a private key instead (`__sy_id`), whichever came first, and representations read it there.
+   */
+  addPlannedField(at: SelectionTree, key: string, name: string, args: readonly ArgumentNode[], composite: boolean, directives: readonly DirectiveNode[], subgraphKey: string | undefined, path: readonly string[], typeName: string): PlannedField {
+    if (this.#internal > 0) {
+      // The client's fields at this position are known (recorded before anything is planned there),
+      // whichever step they go to: the merged object holds them all.
+      const client = this.#clientKeys.get(positionOf(path, typeName))?.get(key);
+      if (client && (client.name.value !== name || !sameArguments(client.arguments ?? [], args))) key = this.privateKey(path, typeName, name);
+    }
+    return addField(at, key, name, args, composite, directives, subgraphKey);
+  }
+
+  /** The client's fields at a position, by response key (10). */
+  recordClientKeys(path: readonly string[], typeName: string, fields: ReadonlyMap<string, FieldNode[]>): void {
+    if (this.#internal > 0) return;
+    const position = positionOf(path, typeName);
+    let keys = this.#clientKeys.get(position);
+    if (!keys) this.#clientKeys.set(position, (keys = new Map()));
+    for (const [key, nodes] of fields) if (!keys.has(key)) keys.set(key, nodes[0]);
+  }
+
+  privateKey(path: readonly string[], typeName: string, name: string): string {
+    const position = positionOf(path, typeName);
+    let keys = this.#privateKeys.get(position);
+    if (!keys) this.#privateKeys.set(position, (keys = new Map()));
+    const key = `__sy_${name}`;
+    keys.set(name, key);
+    return key;
+  }
+
+  /** Tells each entity step where its objects carry fields under private keys (10). */
+  settlePrivateKeys(): void {
+    if (this.#privateKeys.size === 0) return;
+    const read = new Set<string>();
+    for (const step of this.steps) {
+      if (step.entityType === undefined) continue;
+      const position = positionOf(step.path, step.entityType);
+      const keys = this.#privateKeys.get(position);
+      if (keys) {
+        step.responseKeys = keys;
+        read.add(position);
+      }
+    }
+    // Representations read private keys at their top level only; one inside a nested key is not modelled.
+    if (read.size < this.#privateKeys.size) throw new PlanUnsupported('a nested key field under a response key the client uses for another field');
+  }
 
   /** Plans what the plan itself needs (a key, required fields): fetched whatever the caller may read. */
   internal(plan: () => void): void {
@@ -415,6 +471,7 @@ class Planner {
     touched: Set<FetchStep>,
   ): void {
     const remote: [string, FieldNode[]][] = [];
+    this.recordClientKeys(path, type.name, fields);
     for (const [key, nodes] of fields) {
       const node = nodes[0];
       const name = node.name.value;
@@ -435,7 +492,7 @@ class Planner {
       }
       touched.add(step);
       const returnType = this.returnType(type, name);
-      const planned = addField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), this.subgraphKey(type, name, graph, key));
+      const planned = this.addPlannedField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), this.subgraphKey(type, name, graph, key), path, type.name);
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
@@ -464,7 +521,7 @@ class Planner {
       if (requires) mergeTree(child.representation, this.model.fieldSet(requires));
       touched.add(child);
       const returnType = this.returnType(type, name);
-      const planned = addField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), this.subgraphKey(type, name, target.graph, key));
+      const planned = this.addPlannedField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), this.subgraphKey(type, name, target.graph, key), path, type.name);
       if (returnType) {
         const own = this.model.providesOf(ownerType, name, target.graph);
         this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
@@ -624,6 +681,11 @@ function without(fields: Map<string, FieldNode[]>, skip: ReadonlySet<string> | u
   if (!skip || skip.size === 0) return fields;
   for (const key of skip) fields.delete(key);
   return fields;
+}
+
+/** A position of objects in the answer: the response keys to it and the objects' type. */
+function positionOf(path: readonly string[], typeName: string): string {
+  return `${path.join('\u0000')}\u0000${typeName}`;
 }
 
 /** One entity step per subgraph, position and type. */

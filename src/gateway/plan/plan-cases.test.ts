@@ -129,6 +129,10 @@ describe('query plans: Federation v2 cases', () => {
     ]);
     expect(await graph.run('{ me { name plan } }')).toEqual({ data: { me: { name: 'Ada', plan: 'pro' } } });
     expect(graph.calls.get('c')).toHaveLength(1);
+    // The client puts another field under the key's name: the plan reads the key from a private key.
+    graph.reset();
+    expect(await graph.run('{ me { id: name email: plan } }')).toEqual({ data: { me: { id: 'Ada', email: 'pro' } } });
+    expect(graph.calls.get('a')![0]).toMatch(/__sy_id: id/);
   });
 
   it('does not look up an entity whose key is null', async () => {

@@ -130,7 +130,7 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     for (const target of found) {
       // An object whose key is null is no entity (nothing to look up): its fields stay null.
       if (hasNullKey(target, step)) continue;
-      const representation = representationOf(target, step.representation, step.lookupType ?? step.entityType!);
+      const representation = representationOf(target, step.representation, step.lookupType ?? step.entityType!, step.responseKeys);
       if (representation instanceof GraphQLError) {
         markFields(target, step, representation);
         continue;
@@ -253,7 +253,7 @@ function collectObjects(value: unknown, path: readonly string[], depth: number, 
 }
 
 function hasNullKey(object: Data, step: FetchStep): boolean {
-  for (const field of step.keyFields) if (object[field] === null) return true;
+  for (const field of step.keyFields) if (object[step.responseKeys?.get(field) ?? field] === null) return true;
   return false;
 }
 
@@ -261,16 +261,17 @@ function hasNullKey(object: Data, step: FetchStep): boolean {
  * The representation of an object: `__typename` and the fields of `tree`. A field that failed
  * (its error object stands in the tree) makes the entity unrepresentable: that error is returned.
  */
-function representationOf(object: Data, tree: FieldSetTree, typeName: string): Data | GraphQLError {
+function representationOf(object: Data, tree: FieldSetTree, typeName: string, responseKeys: ReadonlyMap<string, string> | undefined): Data | GraphQLError {
   const representation: Data = { __typename: typeName };
-  return projectFields(object, tree, representation) ?? representation;
+  return projectFields(object, tree, representation, responseKeys) ?? representation;
 }
 
-/** Copies the fields of `tree` from `object` into `into`; returns the error object of a failed one instead. */
-function projectFields(object: Data, tree: FieldSetTree, into: Data): GraphQLError | undefined {
+/** Copies the fields of `tree` from `object` into `into` (read under `responseKeys` where the plan put them elsewhere); returns the error object of a failed one instead. */
+function projectFields(object: Data, tree: FieldSetTree, into: Data, responseKeys?: ReadonlyMap<string, string>): GraphQLError | undefined {
   for (const [name, sub] of tree) {
-    if (object[name] === undefined) continue;
-    const value = projectValue(object[name], sub);
+    const key = responseKeys?.get(name) ?? name;
+    if (object[key] === undefined) continue;
+    const value = projectValue(object[key], sub);
     if (value instanceof GraphQLError) return value;
     into[name] = value;
   }
