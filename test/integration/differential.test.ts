@@ -1,0 +1,121 @@
+// The planner and stitching answer every generated query alike: random valid queries over the fixture supergraph, sent to a planned and a stitching router on the same subgraphs.
+import { writeFile } from 'node:fs/promises';
+import { buildClientSchema, getIntrospectionQuery, type GraphQLSchema } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningRouter } from '../../src/cli/start-router.js';
+import { databaseKind } from '../helpers/database.js';
+import { startFederationStack, type FederationStack } from '../helpers/federation-stack.js';
+import { postGraphQL } from '../helpers/http.js';
+import { readMetric } from '../helpers/stack.js';
+import { canonical, comparable, differences, type Comparable } from '../differential/compare-answers.js';
+import { generateQuery } from '../differential/generate-query.js';
+import { KNOWN_VALUES } from '../differential/known-values.js';
+import { shrinkQuery, type Candidate } from '../differential/shrink-query.js';
+
+const DEFAULT_SEED = 13;
+const SEED = Number(process.env.DIFF_SEED ?? DEFAULT_SEED);
+const COUNT = Number(process.env.DIFF_COUNT ?? 300);
+/** Write every mismatch, shrunk, as JSON to this file (for triage of a large run). */
+const REPORT_FILE = process.env.DIFF_REPORT;
+/** How many mismatches are shrunk to a smallest query (each costs up to a few hundred request pairs). */
+const SHRINK_LIMIT = Number(process.env.DIFF_SHRINK ?? 10);
+/** Requests in flight per router. */
+const CONCURRENCY = 8;
+
+/** The seed of query `index` of a run: query i of seed s is the same whatever DIFF_COUNT is, so a large run contains the default one. */
+export const querySeed = (seed: number, index: number) => (Math.imul(seed, 0x9e3779b1) + index) >>> 0;
+
+/**
+ * Mismatches known today, by query seed (of DEFAULT_SEED), each with the reason and which engine is right. An entry whose
+ * query no longer differs fails the test: remove it when the cause is fixed.
+ */
+const KNOWN_MISMATCHES: { seed: number; reason: string }[] = [];
+
+interface Mismatch {
+  index: number;
+  seed: number;
+  query: string;
+  variables: Record<string, unknown>;
+  planned: Comparable;
+  stitched: Comparable;
+  diff: string[];
+  shrunk?: Candidate & { diff: string[] };
+}
+
+describe(`differential: query plans against stitching (${databaseKind} database)`, () => {
+  let stack: FederationStack;
+  let planned: RunningRouter;
+  let stitching: RunningRouter;
+  let schema: GraphQLSchema;
+
+  beforeAll(async () => {
+    stack = await startFederationStack({ demo: true });
+    planned = await stack.startRouter();
+    stitching = await stack.startRouter({ queryPlans: false });
+    const introspection = await postGraphQL(planned.url, getIntrospectionQuery());
+    if (introspection.body.errors) throw new Error(`introspection failed: ${JSON.stringify(introspection.body.errors)}`);
+    schema = buildClientSchema(introspection.body.data);
+  });
+
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  async function both({ query, variables }: Candidate): Promise<[Comparable, Comparable]> {
+    const [a, b] = await Promise.all([postGraphQL(planned.url, query, { variables }), postGraphQL(stitching.url, query, { variables })]);
+    return [comparable(a), comparable(b)];
+  }
+
+  const differs = ([a, b]: [Comparable, Comparable]) => canonical(a) !== canonical(b);
+
+  it(`answers ${COUNT} generated queries (seed ${SEED}) as stitching does`, { timeout: Math.max(60_000, COUNT * 100) }, async () => {
+    const paths = ['plan', 'stitching', 'plan_error'] as const;
+    const before = await Promise.all(paths.map((path) => readMetric(planned, 'switchyard_executions_total', { path })));
+    const mismatches: Mismatch[] = [];
+    let next = 0;
+    async function worker() {
+      while (next < COUNT) {
+        const index = next++;
+        const seed = querySeed(SEED, index);
+        const { query, variables } = generateQuery(schema, seed, { knownValues: KNOWN_VALUES });
+        const answers = await both({ query, variables });
+        if (differs(answers)) mismatches.push({ index, seed, query, variables, planned: answers[0], stitched: answers[1], diff: differences(answers[0], answers[1]) });
+      }
+    }
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    mismatches.sort((a, b) => a.index - b.index);
+    const after = await Promise.all(paths.map((path) => readMetric(planned, 'switchyard_executions_total', { path })));
+    const executions = Object.fromEntries(paths.map((path, i) => [path, after[i] - before[i]]));
+
+    const known = new Map(KNOWN_MISMATCHES.map((k) => [k.seed, k]));
+    const unexpected = mismatches.filter((m) => !known.has(m.seed));
+    const seedsRun = new Set(Array.from({ length: COUNT }, (_, i) => querySeed(SEED, i)));
+    const stale = KNOWN_MISMATCHES.filter((k) => seedsRun.has(k.seed) && !mismatches.some((m) => m.seed === k.seed));
+
+    for (const m of unexpected.slice(0, SHRINK_LIMIT)) {
+      const shrunk = await shrinkQuery(schema, m, async (candidate) => differs(await both(candidate)));
+      const answers = await both(shrunk);
+      m.shrunk = { ...shrunk, diff: differences(answers[0], answers[1]) };
+    }
+    if (REPORT_FILE) await writeFile(REPORT_FILE, JSON.stringify({ seed: SEED, count: COUNT, executions, mismatches }, null, 2));
+
+    const summary = `${COUNT} queries (seed ${SEED}) on the planned router: ${executions.plan} planned, ${executions.stitching} by stitching, ${executions.plan_error} plan errors re-run by stitching; ${mismatches.length} mismatches (${mismatches.length - unexpected.length} known)`;
+    console.log(`differential: ${summary}`);
+    const report = [
+      summary,
+      ...unexpected.map((m) =>
+        [
+          `--- query #${m.index} (seed ${m.seed})`,
+          m.query,
+          `variables: ${JSON.stringify(m.variables)}`,
+          `planned:   ${canonical(m.planned)}`,
+          `stitching: ${canonical(m.stitched)}`,
+          `differs at (planned ≠ stitching):\n  ${m.diff.join('\n  ')}`,
+          ...(m.shrunk ? [`smallest query that differs:\n${m.shrunk.query}`, `variables: ${JSON.stringify(m.shrunk.variables)}`, `  ${m.shrunk.diff.join('\n  ')}`] : []),
+        ].join('\n'),
+      ),
+      ...stale.map((k) => `--- known mismatch of seed ${k.seed} no longer differs: remove it from KNOWN_MISMATCHES ("${k.reason}")`),
+    ].join('\n\n');
+    expect(unexpected.length + stale.length, report).toBe(0);
+  });
+});
