@@ -1,5 +1,5 @@
 // Shrinks a query that shows a difference to a smallest one that still shows it, one removal at a time.
-import { parse, print, validate, visit, Kind, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { parse, print, validate, visit, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type SelectionNode } from 'graphql';
 
 export interface Candidate {
   query: string;
@@ -29,26 +29,33 @@ function tidy(document: DocumentNode, variables: Record<string, unknown>): Candi
   return { query: print(current), variables: Object.fromEntries(Object.entries(variables).filter(([k]) => kept.has(k))) };
 }
 
-/** Every document with one thing less: a selection (never the last of its set), a directive, an optional argument, an alias. */
+/**
+ * Every document with one thing less: a selection (never the last of its set), an inline fragment replaced by its
+ * selections, a named fragment spread replaced by its body, a directive, an argument, an alias. Invalid ones are
+ * filtered out by the caller. A first pass counts the possible steps, then step `target` is taken in each document.
+ */
 function* smaller(document: DocumentNode): Generator<DocumentNode> {
-  let count = 0;
-  visit(document, {
-    SelectionSet: (node) => void (count += node.selections.length > 1 ? node.selections.length : 0),
-    Directive: () => void count++,
-    Field: (node) => void (count += (node.alias ? 1 : 0) + (node.arguments?.length ?? 0)),
-  });
-  for (let target = 0; target < count; target++) {
+  const definitions = new Map<string, FragmentDefinitionNode>();
+  for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) definitions.set(d.name.value, d);
+  const step = (target: number) => {
     let index = 0;
     const hit = () => index++ === target;
-    yield visit(document, {
+    const result = visit(document, {
       SelectionSet: {
         enter(node) {
-          if (node.selections.length <= 1) return undefined;
-          const selections = node.selections.filter(() => !hit());
-          return selections.length === node.selections.length ? undefined : { ...node, selections };
+          const selections: SelectionNode[] = [];
+          for (const selection of node.selections) {
+            if (node.selections.length > 1 && hit()) continue;
+            if (selection.kind === Kind.INLINE_FRAGMENT && hit()) selections.push(...selection.selectionSet.selections);
+            else if (selection.kind === Kind.FRAGMENT_SPREAD && hit()) {
+              const definition = definitions.get(selection.name.value)!;
+              selections.push({ kind: Kind.INLINE_FRAGMENT, typeCondition: definition.typeCondition, directives: selection.directives, selectionSet: definition.selectionSet });
+            } else selections.push(selection);
+          }
+          return selections.length === node.selections.length && selections.every((s, i) => s === node.selections[i]) ? undefined : { ...node, selections };
         },
       },
-      Directive: (_node) => (hit() ? null : undefined),
+      Directive: () => (hit() ? null : undefined),
       Field: {
         enter(node) {
           let changed = node;
@@ -59,7 +66,10 @@ function* smaller(document: DocumentNode): Generator<DocumentNode> {
         },
       },
     });
-  }
+    return { result, steps: index };
+  };
+  const { steps } = step(-1);
+  for (let target = 0; target < steps; target++) yield step(target).result;
 }
 
 /**
