@@ -27,11 +27,30 @@ const CONCURRENCY = 8;
 /** The seed of query `index` of a run: query i of seed s is the same whatever DIFF_COUNT is, so a large run contains the default one. */
 export const querySeed = (seed: number, index: number) => (Math.imul(seed, 0x9e3779b1) + index) >>> 0;
 
+// Why the known mismatches differ (test/differential/README.md has every class with its smallest query).
+const STITCHING_DROPS_DUPLICATE_KEY =
+  'stitching is wrong: a field selected twice under one response key, one copy excluded by @skip/@include, is sent to the subgraph only with the excluded copy, so the included field is missing (null, INTERNAL_SERVER_ERROR, 502); CollectFields (spec 6.3.2) includes it, as the planner does';
+const STITCHING_LOSES_VARIABLE_ON_PROVIDES =
+  'stitching is wrong: on a @provides path it forwards @skip/@include(if: $v) to the subgraph without declaring $v, the subgraph rejects the document (GRAPHQL_VALIDATION_FAILED) and the root field fails (502); the planner sends the variable';
+const STITCHING_MASKS_SUBGRAPH_ERROR =
+  'stitching is wrong: hid-warehouse has no stock for h3 (SKU-003) and fails Int! stock; both engines null hidProduct, but stitching masks the subgraph error as INTERNAL_SERVER_ERROR where the planner reports SUBGRAPH_ERROR with extensions.subgraph, as the README promises for errors caused by a subgraph';
+
 /**
  * Mismatches known today, by query seed (of DEFAULT_SEED), each with the reason and which engine is right. An entry whose
  * query no longer differs fails the test: remove it when the cause is fixed.
  */
-const KNOWN_MISMATCHES: { seed: number; reason: string }[] = [];
+const KNOWN_MISMATCHES: { seed: number; reason: string }[] = [
+  // #14, smallest: { shrFeatured { salePrice { amountCents @include(if: false) amountCents } } }
+  { seed: 147926539, reason: STITCHING_DROPS_DUPLICATE_KEY },
+  // #44, smallest: query ($v: Boolean!) { provReviews { author { __typename @skip(if: $v) } } }
+  { seed: 147926569, reason: STITCHING_LOSES_VARIABLE_ON_PROVIDES },
+  // #142, smallest: { shrStatus { version @skip(if: true) version } }
+  { seed: 147926667, reason: STITCHING_DROPS_DUPLICATE_KEY },
+  // #179, smallest: { hidProduct(id: "h3") { stock } }
+  { seed: 147926704, reason: STITCHING_MASKS_SUBGRAPH_ERROR },
+  // #181, smallest: query ($v: Boolean!) { srchHits { id @include(if: $v) id } }
+  { seed: 147926706, reason: STITCHING_DROPS_DUPLICATE_KEY },
+];
 
 interface Mismatch {
   index: number;
@@ -75,7 +94,7 @@ describe(`differential: query plans against stitching (${databaseKind} database)
   const kind = ([a, b]: [Comparable, Comparable]) =>
     canonical({ status: [a.status, b.status], data: canonical(a.data) !== canonical(b.data), codes: [a.errors.map((e) => e.code), b.errors.map((e) => e.code)] });
 
-  it(`answers ${COUNT} generated queries (seed ${SEED}) as stitching does`, { timeout: Math.max(60_000, COUNT * 100) }, async () => {
+  it(`answers ${COUNT} generated queries (seed ${SEED}) as stitching does`, { timeout: 60_000 + COUNT * 100 + SHRINK_LIMIT * 20_000 }, async () => {
     const paths = ['plan', 'stitching', 'plan_error'] as const;
     const before = await Promise.all(paths.map((path) => readMetric(planned, 'switchyard_executions_total', { path })));
     const mismatches: Mismatch[] = [];
@@ -99,6 +118,7 @@ describe(`differential: query plans against stitching (${databaseKind} database)
     const seedsRun = new Set(Array.from({ length: COUNT }, (_, i) => querySeed(SEED, i)));
     const stale = KNOWN_MISMATCHES.filter((k) => seedsRun.has(k.seed) && !mismatches.some((m) => m.seed === k.seed));
 
+    if (REPORT_FILE) await writeFile(REPORT_FILE, JSON.stringify({ seed: SEED, count: COUNT, executions, mismatches }, null, 2));
     for (const m of unexpected.slice(0, SHRINK_LIMIT)) {
       const wanted = kind([m.planned, m.stitched]);
       const shrunk = await shrinkQuery(schema, m, async (candidate) => {
