@@ -25,7 +25,7 @@ const ROUTER_DEADLINE_MS = 60_000;
 const CONCURRENCY = 8;
 
 /** The seed of query `index` of a run: query i of seed s is the same whatever DIFF_COUNT is, so a large run contains the default one. */
-export const querySeed = (seed: number, index: number) => (Math.imul(seed, 0x9e3779b1) + index) >>> 0;
+const querySeed = (seed: number, index: number) => (Math.imul(seed, 0x9e3779b1) + index) >>> 0;
 
 // Why the known mismatches differ (test/differential/README.md has every class with its smallest query).
 const STITCHING_DROPS_DUPLICATE_KEY =
