@@ -1,45 +1,17 @@
 // Federation v2 beyond @key: every directive and abstract type, executed across fixture subgraphs through one router.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { publishSubgraph } from '../../src/registry/subgraph-store.js';
-import { compositionCheck } from '../../src/cli/registry-commands.js';
-import { startRouter, type RunningRouter } from '../../src/cli/start-router.js';
-import type { Database } from '../../src/registry/database.js';
-import { createTestStore, databaseKind, openMigrated, type TestStore } from '../helpers/database.js';
+import type { RunningRouter } from '../../src/cli/start-router.js';
+import { databaseKind } from '../helpers/database.js';
 import { postGraphQL } from '../helpers/http.js';
-import { readMetric, testConfig } from '../helpers/stack.js';
-import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-subgraph.js';
+import { readMetric } from '../helpers/stack.js';
+import { startFederationStack, type FederationStack } from '../helpers/federation-stack.js';
+import type { RunningFixture } from '../helpers/fixture-subgraph.js';
 import * as federation from '../fixtures/federation/index.js';
 
-/** Published in this order: a subgraph that extends or overrides another comes after it, so every step composes. */
-const SUBGRAPHS: federation.FederationFixture[] = [
-  federation.keyAccounts,
-  federation.keyBilling,
-  federation.keySupport,
-  federation.cmpCatalog,
-  federation.cmpPricing,
-  federation.reqProducts,
-  federation.reqShipping,
-  federation.reqOrders,
-  federation.provAccounts,
-  federation.provReviews,
-  federation.shrInventory,
-  federation.shrMarketing,
-  federation.ovrLegacy,
-  federation.ovrPricing,
-  federation.hidCatalog,
-  federation.hidWarehouse,
-  federation.mediaCatalog,
-  federation.mediaRatings,
-  federation.mediaLoans,
-  federation.srchIndex,
-  federation.srchMedia,
-];
-
 describe(`Federation v2 (${databaseKind} database)`, () => {
-  let store: TestStore;
-  let db: Database;
+  let stack: FederationStack;
   let router: RunningRouter;
-  const running = new Map<string, RunningFixture>();
+  let running: Map<string, RunningFixture>;
 
   async function query<T = any>(text: string, variables?: Record<string, unknown>) {
     return postGraphQL<T>(router.url, text, { variables });
@@ -72,19 +44,13 @@ describe(`Federation v2 (${databaseKind} database)`, () => {
   }
 
   beforeAll(async () => {
-    store = await createTestStore();
-    const started = await Promise.all(SUBGRAPHS.map((s) => startFixtureSubgraph({ sdl: s.sdl, resolvers: s.resolvers })));
-    SUBGRAPHS.forEach((s, i) => running.set(s.name, started[i]));
-    db = await openMigrated(store);
-    for (const s of SUBGRAPHS) await publishSubgraph(db, { name: s.name, url: running.get(s.name)!.url, sdl: s.sdl }, compositionCheck);
-    router = await startRouter({ config: testConfig(store) });
+    stack = await startFederationStack();
+    running = stack.fixtures;
+    router = await stack.startRouter();
   });
 
   afterAll(async () => {
-    await router?.close();
-    await Promise.all([...running.values()].map((f) => f.close()));
-    await db?.close();
-    await store?.destroy();
+    await stack?.close();
   });
 
   beforeEach(() => {
@@ -310,7 +276,7 @@ describe(`Federation v2 (${databaseKind} database)`, () => {
     });
 
     it('moves the field to its new owner on a router where the label is switched on', async () => {
-      const labelled = await startRouter({ config: testConfig(store, { overrideLabels: 'beta-grades' }) });
+      const labelled = await stack.startRouter({ overrideLabels: 'beta-grades' });
       try {
         for (const text of ['{ ovrProduct(id: "3") { grade } }', '{ ovrDeals { grade } }']) {
           const { body } = await postGraphQL(labelled.url, text);
