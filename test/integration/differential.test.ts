@@ -35,6 +35,9 @@ const STITCHING_LOSES_VARIABLE_ON_PROVIDES =
 const STITCHING_MASKS_SUBGRAPH_ERROR =
   'stitching is wrong: hid-warehouse has no stock for h3 (SKU-003) and fails Int! stock; both engines null hidProduct, but stitching masks the subgraph error as INTERNAL_SERVER_ERROR where the planner reports SUBGRAPH_ERROR with extensions.subgraph, as the README promises for errors caused by a subgraph';
 
+const STITCHING_FAILS_FIRST_ELSEWHERE =
+  'both engines answer data: null with one INTERNAL_SERVER_ERROR, at different paths: stitching fails first on a duplicated response key (the first class above), the planner at the real failure (srch-index has no video v2, and SrchVideo.score is Float!)';
+
 /**
  * Mismatches known today, by query seed (of DEFAULT_SEED), each with the reason and which engine is right. An entry whose
  * query no longer differs fails the test: remove it when the cause is fixed.
@@ -50,7 +53,30 @@ const KNOWN_MISMATCHES: { seed: number; reason: string }[] = [
   { seed: 147926704, reason: STITCHING_MASKS_SUBGRAPH_ERROR },
   // #181, smallest: query ($v: Boolean!) { srchHits { id @include(if: $v) id } }
   { seed: 147926706, reason: STITCHING_DROPS_DUPLICATE_KEY },
+  { seed: 147926618, reason: STITCHING_MASKS_SUBGRAPH_ERROR },
+  { seed: 147926626, reason: STITCHING_MASKS_SUBGRAPH_ERROR },
+  { seed: 147926669, reason: STITCHING_MASKS_SUBGRAPH_ERROR },
+  { seed: 147926755, reason: STITCHING_FAILS_FIRST_ELSEWHERE },
 ];
+
+/**
+ * Stitching crashed (an error without a code, or INTERNAL_SERVER_ERROR: no fixture subgraph fails that way on these
+ * ids) where the plan answered with no error at all. Since decision 007 the planner runs what stitching never could
+ * (`@interfaceObject` fields on concrete types, among others); the hand-written answers of federation-v2 and
+ * federation-cases check those. Here the plan must still agree with every value stitching did return.
+ */
+function stitchingCrashed(m: { planned: Comparable; stitched: Comparable }): boolean {
+  return m.planned.errors.length === 0 && m.planned.status === 200 && m.stitched.errors.some((e) => !e.code || e.code === 'INTERNAL_SERVER_ERROR');
+}
+
+/** Whether `planned` holds the same value wherever `stitched` has one that is not null (stitching nulls what it lost). */
+function agreesWherePresent(planned: unknown, stitched: unknown): boolean {
+  if (stitched === null || stitched === undefined) return true;
+  if (typeof stitched !== 'object') return planned === stitched;
+  if (planned === null || typeof planned !== 'object') return false;
+  if (Array.isArray(stitched)) return Array.isArray(planned) && planned.length === stitched.length && stitched.every((item, i) => agreesWherePresent(planned[i], item));
+  return Object.entries(stitched as Record<string, unknown>).every(([key, value]) => agreesWherePresent((planned as Record<string, unknown>)[key], value));
+}
 
 interface Mismatch {
   index: number;
@@ -114,7 +140,8 @@ describe(`differential: query plans against stitching (${databaseKind} database)
     const executions = Object.fromEntries(paths.map((path, i) => [path, after[i] - before[i]]));
 
     const known = new Map(KNOWN_MISMATCHES.map((k) => [k.seed, k]));
-    const unexpected = mismatches.filter((m) => !known.has(m.seed));
+    const crashed = mismatches.filter((m) => !known.has(m.seed) && stitchingCrashed(m) && agreesWherePresent(m.planned.data, m.stitched.data));
+    const unexpected = mismatches.filter((m) => !known.has(m.seed) && !crashed.includes(m));
     const seedsRun = new Set(Array.from({ length: COUNT }, (_, i) => querySeed(SEED, i)));
     const stale = KNOWN_MISMATCHES.filter((k) => seedsRun.has(k.seed) && !mismatches.some((m) => m.seed === k.seed));
 
@@ -130,7 +157,7 @@ describe(`differential: query plans against stitching (${databaseKind} database)
     }
     if (REPORT_FILE) await writeFile(REPORT_FILE, JSON.stringify({ seed: SEED, count: COUNT, executions, mismatches }, null, 2));
 
-    const summary = `${COUNT} queries (seed ${SEED}) on the planned router: ${executions.plan} planned, ${executions.stitching} by stitching, ${executions.plan_error} plan errors re-run by stitching; ${mismatches.length} mismatches (${mismatches.length - unexpected.length} known)`;
+    const summary = `${COUNT} queries (seed ${SEED}) on the planned router: ${executions.plan} planned, ${executions.stitching} by stitching, ${executions.plan_error} plan errors; ${mismatches.length} mismatches (${mismatches.length - unexpected.length - crashed.length} known, ${crashed.length} where stitching crashed and the plan answered, agreeing with all stitching returned)`;
     console.log(`differential: ${summary}`);
     const report = [
       summary,
