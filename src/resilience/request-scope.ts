@@ -1,4 +1,5 @@
 // Per-request state shared by the plugins and the subgraph executors: the deadline, its signal, and notes on sections.
+import { setMaxListeners } from 'node:events';
 
 /** A section answered from a recent good copy because its subgraph failed. */
 export interface StaleSection {
@@ -31,6 +32,8 @@ export interface RequestScopeOptions {
 
 /** A signal that never fires, for requests without a client connection (in-process calls). */
 const NEVER = new AbortController().signal;
+// Shared by every in-process request's calls, each of which releases its listener when it ends.
+setMaxListeners(0, NEVER);
 
 /**
  * The scope holds no timer and no listener of its own: the deadline is an absolute time that every
