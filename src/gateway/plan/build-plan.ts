@@ -123,9 +123,11 @@ const TYPENAME = '__typename';
 const NONE: ReadonlySet<string> = new Set();
 
 /**
- * Plans a query or mutation operation against the supergraph. Throws PlanUnsupported for what it
- * does not model (subscriptions, directives other than `@skip`/`@include`, interface objects,
- * conflicting aliases); the caller then executes the operation by stitching.
+ * Plans a query or mutation operation against the supergraph (decision 007). Throws
+ * PlanUnsupported for what it does not model (subscriptions, executable directives other than
+ * `@skip`/`@include`, a nested key field under a response key the client uses for another field);
+ * the caller then executes the operation by stitching. The numbers below are referred to in the code
+ * (6 is in batchFetches, 8 in planInterfaceObject, 10 in addPlannedField).
  *
  * 1. Root fields are grouped by the subgraph that resolves them (preferring one already chosen).
  *    Mutation fields run one after another (GraphQL spec 6.2.2): each gets its own root fetch,
@@ -146,6 +148,7 @@ const NONE: ReadonlySet<string> = new Set();
  *    field whose type in that subgraph differs from the supergraph's is aliased.
  * 7. Every document is validated against its subgraph's own schema (read from the join
  *    directives) before the plan is used: PlanInvalid, never a request the subgraph must reject.
+ * 8. `@interfaceObject`: see planInterfaceObject.
  * 9. A plan is made per authorization decision too: a field the caller may not read is left out
  *    of every subgraph document and answered FORBIDDEN at its path, nullability deciding what
  *    else falls; keys and required fields the plan itself needs are still fetched.
@@ -445,10 +448,15 @@ class Planner {
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
-    const keyTree = this.model.fieldSet(resolver.key);
-    mergeTree(resolution.representation, keyTree);
-    for (const field of keyTree.keys()) resolution.keyFields.add(field);
+    this.addKey(resolution, resolver.key);
     this.planSelections(iface, selections, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()));
+  }
+
+  /** The key's fields go into the step's representations, and mark an object with a null one as no entity. */
+  addKey(step: FetchStep, key: string): void {
+    const tree = this.model.fieldSet(key);
+    mergeTree(step.representation, tree);
+    for (const field of tree.keys()) step.keyFields.add(field);
   }
 
   /** A subgraph with the real interface that resolves it by a key the interface object's subgraph can return. */
@@ -515,9 +523,7 @@ class Planner {
       const child = this.entityStep(target.graph, path, type.name, providers);
       if (target.lookupType) child.lookupType = target.lookupType;
       for (const provider of providers) touched.add(provider);
-      const keyTree = this.model.fieldSet(target.key);
-      mergeTree(child.representation, keyTree);
-      for (const field of keyTree.keys()) child.keyFields.add(field);
+      this.addKey(child, target.key);
       if (requires) mergeTree(child.representation, this.model.fieldSet(requires));
       touched.add(child);
       const returnType = this.returnType(type, name);
