@@ -19,8 +19,8 @@ export interface InProcessGraph {
   /** Documents each subgraph received, printed, since the last `reset()`. */
   calls: Map<string, string[]>;
   reset(): void;
-  /** Runs the query from its plan; throws with the reason when it has none. */
-  run(text: string, variables?: Record<string, unknown>): Promise<ExecutionResult>;
+  /** Runs the query from its plan (for a decision that denies `denied`); throws with the reason when it has none. */
+  run(text: string, variables?: Record<string, unknown>, denied?: ReadonlySet<string>): Promise<ExecutionResult>;
   /** Runs the query by stitching. */
   stitch(text: string, variables?: Record<string, unknown>): Promise<ExecutionResult>;
 }
@@ -44,9 +44,9 @@ export function inProcessGraph(subgraphs: readonly InProcessSubgraph[]): InProce
     schema: built.schema,
     calls,
     reset: () => calls.forEach((list) => (list.length = 0)),
-    async run(text, variables) {
+    async run(text, variables, denied) {
       const document: DocumentNode = parse(text);
-      const plan = planner.planFor(document, undefined);
+      const plan = planner.planFor(document, undefined, denied);
       if (!plan) throw new Error(`no plan: ${planner.whyUnplanned(document, undefined)}`);
       return json(await planner.execute(plan, { schema: built.schema, document, variableValues: variables }));
     },

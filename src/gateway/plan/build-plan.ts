@@ -318,6 +318,11 @@ class Planner {
       const name = nodes[0].name.value;
       if (INTROSPECTION_ROOTS.has(name)) continue;
       if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name}`);
+      // 9. A denied root field makes no fetch at all (an empty one would be no document).
+      if (this.denied.has(`${rootType.name}.${name}`)) {
+        this.denials.push({ path: [], typeName: rootType.name, key, coordinate: `${rootType.name}.${name}` });
+        continue;
+      }
       const graphs = this.model.resolversOf(rootType.name, name, this.labels);
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
       let step: FetchStep | undefined;

@@ -169,6 +169,40 @@ describe('query plans: Federation v2 cases', () => {
     for (let i = 0; i < 3; i++) expect(await graph.run('{ item { stock rating } }')).toEqual({ data: { item: { stock: 2, rating: 1 } } });
   });
 
+  it('leaves denied fields out of every subgraph document and answers them FORBIDDEN, roots and nested fields alike', async () => {
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: `${fed('"@key"')} type Query { me: User secret: String } type User @key(fields: "id") { id: ID! name: String! salary: Int }`,
+        resolvers: { Query: { me: () => ({ id: 'u1', name: 'Ada', salary: 100 }), secret: () => 'hush' } },
+      },
+      {
+        name: 'b',
+        sdl: `${fed('"@key"')} type User @key(fields: "id") { id: ID! plan: String }`,
+        resolvers: { User: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, plan: 'pro' }) } },
+      },
+    ]);
+    const denied = new Set(['Query.secret', 'User.salary', 'User.plan']);
+    const result = await graph.run('{ secret me { id name salary plan } }', undefined, denied);
+    expect(result.data).toEqual({ secret: null, me: { id: 'u1', name: 'Ada', salary: null, plan: null } });
+    expect(result.errors?.map((e) => [e.path, e.extensions?.code]).sort()).toEqual([
+      [['me', 'plan'], 'FORBIDDEN'],
+      [['me', 'salary'], 'FORBIDDEN'],
+      [['secret'], 'FORBIDDEN'],
+    ]);
+    expect(graph.calls.get('a')!.join()).not.toMatch(/secret|salary/);
+    expect(graph.calls.get('b')).toHaveLength(0);
+    // The key a look-up needs is fetched even when the caller may not read it...
+    graph.reset();
+    const keyed = await graph.run('{ me { name plan } }', undefined, new Set(['User.id']));
+    expect(keyed).toEqual({ data: { me: { name: 'Ada', plan: 'pro' } } });
+    expect(graph.calls.get('b')).toHaveLength(1);
+    // ...and still answered FORBIDDEN when asked for: a non-null field takes its parent with it (spec 6.4.4).
+    const asked = await graph.run('{ me { id name } }', undefined, new Set(['User.id']));
+    expect(asked.data).toEqual({ me: null });
+    expect(asked.errors?.map((e) => [e.path, e.extensions?.code])).toEqual([[['me', 'id'], 'FORBIDDEN']]);
+  });
+
   it('runs mutation fields one after another, each with its own entity look-ups', async () => {
     const log: string[] = [];
     let count = 0;
