@@ -21,6 +21,7 @@ import { useAuthorization } from './plugins/use-authorization.js';
 import { useAudit } from './plugins/use-audit.js';
 import { useJwks } from './plugins/use-jwks.js';
 import { useHardening } from './plugins/use-hardening.js';
+import { useRequestValidation } from './plugins/use-request-validation.js';
 import type { AuditWriter } from './registry/audit-log.js';
 import type { Authenticator } from './security/authenticate.js';
 import type { Authorizer } from './security/authorization.js';
@@ -58,7 +59,10 @@ export type Router = YogaServerInstance<Record<string, unknown>, Record<string, 
 export function createRouter(deps: RouterDeps): Router {
   const { config, graph, metrics, logger } = deps;
   const plugins: Plugin[] = [
-    // First: /metrics must answer even when no graph is composed, and every request is counted.
+    // Before every plugin that reads request parameters (yoga checks their types only after all
+    // plugins' onParams): a malformed request is 400 before anything else looks at it.
+    useRequestValidation({ maxJsonDepth: config.maxJsonDepth }),
+    // Then /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
     ...(config.dashboard ? [useDashboard()] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
     // Request id, trace and access line: before every plugin that may refuse a request, so refusals are logged and traced too.

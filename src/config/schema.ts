@@ -64,6 +64,8 @@ export const configSchema = z
     maxDirectives: positiveMs.default(50),
     /** Most tokens in one document. Default 2000. */
     maxTokens: positiveMs.default(2_000),
+    /** Deepest nesting of objects and arrays in a JSON request body (or a GET's JSON parameters): deeper is 400 before it is parsed. Default 64. */
+    maxJsonDepth: positiveMs.default(64),
     /** Progressive-override labels switched on, comma-separated (`percent(x)` labels need none). Default: none. */
     overrideLabels: z
       .union([z.string(), z.array(z.string())])

@@ -146,7 +146,9 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
       return enrichSubgraphResult(await handler(call), name);
     } catch (error) {
       const failure = isUpstreamFailure(error) ? error : new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'network', `subgraph "${name}" could not be called`);
-      return failureResult(request, (path) => clientError(failure.code, failure.message, { subgraph: name, path }));
+      // An HTTP answer that was not a GraphQL response says its status: the section was lost, not refused by the subgraph.
+      const extensions = failure.kind === 'http' && failure.status !== undefined ? { subgraphStatus: failure.status } : undefined;
+      return failureResult(request, (path) => clientError(failure.code, failure.message, { subgraph: name, path, extensions }));
     }
   } as Executor;
 }
