@@ -27,7 +27,7 @@ export const ERROR_CODES = {
   SUBGRAPH_UNAVAILABLE: { status: 502, title: 'Subgraph unavailable', retryable: true, description: 'The subgraph could not be reached (connection refused or reset, HTTP 502/503/504).' },
   SUBGRAPH_TIMEOUT: { status: 504, title: 'Subgraph timed out', retryable: true, description: 'The subgraph did not answer within its own timeout.' },
   DEADLINE_EXCEEDED: { status: 504, title: 'Request deadline exceeded', retryable: true, description: 'The request deadline passed before the subgraph answered.' },
-  CIRCUIT_OPEN: { status: 503, title: 'Subgraph circuit open', retryable: true, description: 'The subgraph failed too often recently; calls to it are skipped until a probe succeeds.' },
+  CIRCUIT_OPEN: { status: 503, title: 'Subgraph circuit open', retryable: true, description: 'The subgraph failed, or was too slow, too often recently; calls to it are skipped until a probe succeeds.' },
   REQUEST_CANCELLED: { status: 499, title: 'Request cancelled', retryable: true, description: 'The client closed the connection; its subgraph calls were aborted (seen in logs and metrics, not by the client).' },
   UNAUTHENTICATED: { status: 401, title: 'Authentication required', retryable: false, description: 'No valid credentials were presented.' },
   AUTH_UNAVAILABLE: { status: 503, title: 'Authentication unavailable', retryable: true, description: 'The identity provider’s keys (JWKS) could not be fetched; the token could not be checked.' },

@@ -125,7 +125,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
     );
   }
   wrappers.push(withAttemptTelemetry({ subgraph: name, latency: health.latency, metrics, tracer: options.tracer }));
-  if (resilient && route.breaker.enabled) wrappers.push(withCircuitBreaker(health.breaker));
+  if (resilient && route.breaker.enabled) wrappers.push(withCircuitBreaker(health.breaker, { slowCallMs: route.breaker.slowCallMs, typicalMs: () => health.latency.percentile(95) }));
   wrappers.push(withTimeout(route.timeoutMs));
   const handler: CallHandler = wrappers.reduceRight<CallHandler>((next, wrap) => wrap(next), createHttpTransport({ name, url: options.url, dispatcher: options.dispatcher }));
 
