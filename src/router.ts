@@ -25,6 +25,7 @@ import { useAuthorization } from './plugins/use-authorization.js';
 import { useAudit } from './plugins/use-audit.js';
 import { useJwks } from './plugins/use-jwks.js';
 import { useHardening } from './plugins/use-hardening.js';
+import { useRequestValidation } from './plugins/use-request-validation.js';
 import type { AuditWriter } from './registry/audit-log.js';
 import type { Authenticator } from './security/authenticate.js';
 import type { Authorizer } from './security/authorization.js';
@@ -66,7 +67,10 @@ export function createRouter(deps: RouterDeps): Router {
   // GraphiQL's files are loaded on the first request that needs them: a router nobody opens in a browser never parses them.
   const graphiqlAssets = config.graphiql ? lazyGraphiQLAssets() : undefined;
   const plugins: Plugin[] = [
-    // First: /metrics must answer even when no graph is composed, and every request is counted.
+    // Before every plugin that reads request parameters (yoga checks their types only after all
+    // plugins' onParams): a malformed request is 400 before anything else looks at it.
+    useRequestValidation({ maxJsonDepth: config.maxJsonDepth }),
+    // Then /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
     ...(config.dashboard ? [useDashboard()] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
     // GraphiQL's files, like the ops page, need no graph; Yoga itself answers the page before any plugin.

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load-config.js';
+import { AuthConfigError } from '../security/authenticate.js';
 import type { Config } from '../config/schema.js';
 import { PACKAGE_ROOT } from '../config/paths.js';
 import { migrate } from '../registry/migrate.js';
@@ -64,7 +65,7 @@ const databaseOption = () => new Option('--database-url <url>', 'PostgreSQL URL 
 const dataDirOption = () => new Option('--data-dir <dir>', 'folder of the embedded database (default: SWITCHYARD_DATA_DIR or .switchyard)');
 
 function storeConfig(options: { databaseUrl?: string; dataDir?: string }): Config {
-  return loadConfig({ databaseUrl: options.databaseUrl, dataDir: options.dataDir });
+  return loadConfig({ databaseUrl: options.databaseUrl, dataDir: options.dataDir }, undefined, { purpose: 'store' });
 }
 
 /** Runs until SIGINT or SIGTERM, then closes what `close` owns and exits. */
@@ -336,6 +337,12 @@ export function buildProgram(): Command {
 function report(error: unknown): number {
   if (error instanceof ConfigError) {
     console.error(error.message);
+    return 2;
+  }
+  // A safety net: loadConfig catches the known conflicts; a setting a service still refuses at start
+  // is reported the same way, as configuration, never as a stack trace.
+  if (error instanceof AuthConfigError) {
+    console.error(new ConfigError([error.message]).message);
     return 2;
   }
   if (error instanceof CompositionRejectedError) {

@@ -7,7 +7,7 @@ import { openDatabase } from '../registry/open-database.js';
 import type { Database } from '../registry/database.js';
 import { migrate } from '../registry/migrate.js';
 import { watchChanges, type ChangeFeed } from '../registry/change-feed.js';
-import { listPolicies, PolicyBook } from '../registry/policy-store.js';
+import { DEFAULT_COST_LIMIT, listPolicies, PolicyBook } from '../registry/policy-store.js';
 import type { RouteMetadata } from '../registry/route.js';
 import { resolveRoute, SubgraphHealthBook } from '../resilience/subgraph-health.js';
 import { createSubgraphExecutor } from '../gateway/subgraph-executor.js';
@@ -73,7 +73,9 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   const metrics = createMetrics();
   const tracing = createTracing({ serviceName: config.serviceName, otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio, exporter: options.spanExporter });
   const graph = new GraphHolder();
-  const policies = new PolicyBook();
+  // Without a registry (a supergraph file) nothing can set policies: the shipped `*` cost limit is built in.
+  // With one, it is a row (migration 007) that ops change or clear.
+  const policies = new PolicyBook(config.supergraphFile ? { costLimit: DEFAULT_COST_LIMIT } : {});
   const health = new SubgraphHealthBook(metrics);
   // One keep-alive pool for all subgraph calls; it outlives graph swaps, so a swap opens no new connections.
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 256 });
@@ -116,7 +118,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let authenticator: Authenticator | undefined;
   try {
     if (config.supergraphFile) {
-      // A supergraph composed elsewhere needs no registry: keys live in memory, policies and permissions stay empty.
+      // A supergraph composed elsewhere needs no registry: keys live in memory, policies (but the built-in cost limit) and permissions stay empty.
       keyRing = await KeyRing.ephemeral();
       if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
       fileSource = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans });

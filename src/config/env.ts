@@ -36,6 +36,7 @@ export const ENV_NAMES = {
   maxAliases: 'SWITCHYARD_MAX_ALIASES',
   maxDirectives: 'SWITCHYARD_MAX_DIRECTIVES',
   maxTokens: 'SWITCHYARD_MAX_TOKENS',
+  maxJsonDepth: 'SWITCHYARD_MAX_JSON_DEPTH',
   otlpEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
   serviceName: 'OTEL_SERVICE_NAME',
   traceSampleRatio: 'SWITCHYARD_TRACE_SAMPLE_RATIO',

@@ -18,15 +18,16 @@ describe('loadConfig', () => {
   });
 
   it('turns GraphiQL off in production unless asked for', () => {
-    expect(loadConfig({}, { NODE_ENV: 'production' }).graphiql).toBe(false);
-    expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_GRAPHIQL: 'true' }).graphiql).toBe(true);
+    // Production needs an identity provider unless authentication is off (see the conflicts below).
+    expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off' }).graphiql).toBe(false);
+    expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off', SWITCHYARD_GRAPHIQL: 'true' }).graphiql).toBe(true);
   });
 
   it('serves the ops dashboard outside production, and in production only when asked for', () => {
     expect(loadConfig({}, {}).dashboard).toBe(true);
     expect(loadConfig({}, { SWITCHYARD_DASHBOARD: 'false' }).dashboard).toBe(false);
-    expect(loadConfig({}, { NODE_ENV: 'production' }).dashboard).toBe(false);
-    expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_DASHBOARD: '1' }).dashboard).toBe(true);
+    expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off' }).dashboard).toBe(false);
+    expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off', SWITCHYARD_DASHBOARD: '1' }).dashboard).toBe(true);
   });
 
   it('reports every wrong setting at once, by name and variable, without echoing secrets', () => {
@@ -42,6 +43,43 @@ describe('loadConfig', () => {
     expect(error!.message).toMatch(/databaseUrl \(DATABASE_URL\): must be a postgres/);
     expect(error!.message).toMatch(/logLevel \(LOG_LEVEL\)/);
     expect(error!.message).not.toContain('secret');
+  });
+
+  it('accepts true/false, 1/0, on/off, yes/no (any case) for every switch, and names the words otherwise', () => {
+    for (const [word, value] of [['true', true], ['FALSE', false], ['1', true], ['0', false], ['on', true], ['Off', false], ['yes', true], ['no', false]] as const) {
+      expect(loadConfig({}, { SWITCHYARD_AUDIT: word, SWITCHYARD_RESILIENCE: word }), word).toMatchObject({ audit: value, resilience: value });
+    }
+    expect(() => loadConfig({}, { SWITCHYARD_QUERY_PLANS: 'enabled' })).toThrow(/queryPlans \(SWITCHYARD_QUERY_PLANS\): must be true\/false, 1\/0, on\/off or yes\/no \(got "enabled"\)/);
+  });
+
+  describe('settings that conflict are reported in the same message, naming what to set', () => {
+    const problemsOf = (env: NodeJS.ProcessEnv, options?: Parameters<typeof loadConfig>[2]) => {
+      try {
+        loadConfig({}, env, options);
+        return [];
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as ConfigError).message).toMatch(/^Invalid configuration:/);
+        return [...(error as ConfigError).problems];
+      }
+    };
+
+    it('production with authentication on and no identity provider', () => {
+      expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^authMode \(SWITCHYARD_AUTH_MODE\): "optional" needs keys .* set JWKS_URL or JWT_PUBLIC_KEY, or SWITCHYARD_AUTH_MODE=off$/)]);
+      expect(problemsOf({ NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off' })).toEqual([]);
+      expect(problemsOf({ NODE_ENV: 'production', JWKS_URL: 'https://idp.example/jwks.json' })).toEqual([]);
+      expect(problemsOf({ NODE_ENV: 'production', SWITCHYARD_DEV_ISSUER: 'on' })).toEqual([]);
+      expect(problemsOf({ SWITCHYARD_DEV_ISSUER: 'off' })).toEqual([expect.stringMatching(/development issuer is switched off/)]);
+      // Commands that only use the store never verify a token.
+      expect(problemsOf({ NODE_ENV: 'production' }, { purpose: 'store' })).toEqual([]);
+    });
+
+    it('two key sources, an unreadable key, a JWKS URL that is not http(s), token-exchange credentials without their endpoint', () => {
+      expect(problemsOf({ JWKS_URL: 'https://idp.example/jwks.json', JWT_PUBLIC_KEY: 'x' })).toEqual([expect.stringMatching(/both are set/), expect.stringMatching(/jwtPublicKey \(JWT_PUBLIC_KEY\): not a readable public key/)]);
+      expect(problemsOf({ JWKS_URL: 'ftp://idp.example/jwks.json' })).toEqual([expect.stringMatching(/jwksUrl \(JWKS_URL\): must be an http/)]);
+      expect(problemsOf({ TOKEN_EXCHANGE_CLIENT_SECRET: 's3cret' }).join('\n')).toMatch(/set without TOKEN_EXCHANGE_URL/);
+      expect(problemsOf({ TOKEN_EXCHANGE_CLIENT_SECRET: 's3cret' }).join('\n')).not.toContain('s3cret');
+    });
   });
 
   it('rejects unknown settings passed by code', () => {

@@ -1,4 +1,5 @@
 // loadConfig(): flags over environment over defaults, validated once, every problem reported at once, then frozen.
+import { createPublicKey } from 'node:crypto';
 import { configSchema, type Config, type ConfigInput } from './schema.js';
 import { configFromEnv, ENV_NAMES } from './env.js';
 
@@ -11,12 +12,21 @@ export class ConfigError extends Error {
   }
 }
 
+export interface LoadConfigOptions {
+  /**
+   * `router` (default): the settings must also work together to serve (an identity provider when
+   * authentication is on, one key source...). `store`: a command that only reads or writes the
+   * metadata store (`policy set`, `migrate`...), which never verifies a user token.
+   */
+  purpose?: 'router' | 'store';
+}
+
 /**
  * Builds the frozen configuration. `overrides` are command-line flags (undefined entries are ignored);
  * `env` defaults to the process environment. Throws ConfigError naming each wrong setting by its
- * flag and environment variable.
+ * flag and environment variable, and, for a router, each pair of settings that conflict.
  */
-export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>> = {}, env?: NodeJS.ProcessEnv): Config {
+export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>> = {}, env?: NodeJS.ProcessEnv, options: LoadConfigOptions = {}): Config {
   const merged: Record<string, unknown> = { ...configFromEnv(env) };
   for (const [key, value] of Object.entries(overrides)) if (value !== undefined) merged[key] = value;
   const result = configSchema.safeParse(merged);
@@ -34,5 +44,52 @@ export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>
   }
   const parsed = result.data;
   const production = parsed.nodeEnv === 'production';
-  return Object.freeze({ ...parsed, graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production });
+  const config: Config = { ...parsed, graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production };
+  const conflicts = (options.purpose ?? 'router') === 'router' ? configConflicts(config) : [];
+  if (conflicts.length > 0) throw new ConfigError(conflicts);
+  return Object.freeze(config);
+}
+
+const where = (key: keyof typeof ENV_NAMES) => `${key} (${ENV_NAMES[key]})`;
+
+/**
+ * Settings that are each valid but cannot work together, found here rather than when a service
+ * built from them throws at start (an AuthConfigError stack trace, say). Each message names what to
+ * set. Values of secrets are never shown.
+ */
+function configConflicts(config: Config): string[] {
+  const problems: string[] = [];
+  if (config.authMode !== 'off') {
+    if (config.jwksUrl && config.jwtPublicKey) {
+      problems.push(`${where('jwksUrl')} and ${where('jwtPublicKey')}: both are set; user tokens are verified with one key source, so set only one`);
+    }
+    if (!config.jwksUrl && !config.jwtPublicKey && !config.devIssuer) {
+      const why = config.nodeEnv === 'production' ? 'production has no development issuer' : 'the development issuer is switched off (SWITCHYARD_DEV_ISSUER)';
+      problems.push(
+        `${where('authMode')}: "${config.authMode}" needs keys to verify user tokens, and none are configured (${why}): set ${ENV_NAMES.jwksUrl} or ${ENV_NAMES.jwtPublicKey}, or ${ENV_NAMES.authMode}=off`,
+      );
+    }
+    if (config.jwtPublicKey && !readablePublicKey(config.jwtPublicKey)) {
+      problems.push(`${where('jwtPublicKey')}: not a readable public key; give a PEM public key (SPKI) or an X.509 certificate`);
+    }
+  }
+  if (config.tokenExchangeUrl && !config.subgraphTokens) {
+    problems.push(`${where('tokenExchangeUrl')}: set, but ${where('subgraphTokens')} is off, so no token would ever be exchanged: unset one of them`);
+  }
+  if (!config.tokenExchangeUrl && (config.tokenExchangeClientId || config.tokenExchangeClientSecret)) {
+    problems.push(`${where('tokenExchangeClientId')} / ${ENV_NAMES.tokenExchangeClientSecret}: set without ${ENV_NAMES.tokenExchangeUrl}, which they authenticate to: set ${ENV_NAMES.tokenExchangeUrl} or unset them`);
+  }
+  if (config.tokenExchangeClientSecret && !config.tokenExchangeClientId) {
+    problems.push(`${where('tokenExchangeClientSecret')}: set without ${ENV_NAMES.tokenExchangeClientId}: set both (HTTP Basic client authentication, RFC 6749 §2.3.1) or neither`);
+  }
+  return problems;
+}
+
+function readablePublicKey(pem: string): boolean {
+  try {
+    createPublicKey(pem);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -3,7 +3,17 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMs = z.coerce.number().int().positive();
-const booleanLike = z.union([z.boolean(), z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((v) => v === 'true' || v === '1' || v === 'yes')]);
+const TRUE_WORDS = ['true', '1', 'on', 'yes'];
+const FALSE_WORDS = ['false', '0', 'off', 'no'];
+/** A switch: a boolean, or (from the environment) true/false, 1/0, on/off, yes/no in any case. */
+const booleanLike = z.union([z.boolean(), z.string()]).transform((value, context) => {
+  if (typeof value === 'boolean') return value;
+  const word = value.trim().toLowerCase();
+  if (TRUE_WORDS.includes(word)) return true;
+  if (FALSE_WORDS.includes(word)) return false;
+  context.addIssue({ code: 'custom', message: 'must be true/false, 1/0, on/off or yes/no' });
+  return z.NEVER;
+});
 
 export const configSchema = z
   .object({
@@ -33,7 +43,11 @@ export const configSchema = z
     /** `required`: no or bad token is 401. `optional`: anonymous requests reach what rules allow (a bad token is still 401). `off`: no authentication. Default `optional`. */
     authMode: z.enum(['required', 'optional', 'off']).default('optional'),
     /** JWKS of the identity provider that signs user tokens (cached, refetched on an unknown kid at most every 30 s). */
-    jwksUrl: z.string().url().optional(),
+    jwksUrl: z
+      .string()
+      .url()
+      .refine((v) => /^https?:\/\//i.test(v), 'must be an http:// or https:// URL')
+      .optional(),
     /** A static public key (PEM, SPKI or X.509) verifying user tokens instead of a JWKS. */
     jwtPublicKey: z.string().min(1).optional(),
     /** Expected `iss` of user tokens. Unset: not checked. */
@@ -64,6 +78,8 @@ export const configSchema = z
     maxDirectives: positiveMs.default(50),
     /** Most tokens in one document. Default 2000. */
     maxTokens: positiveMs.default(2_000),
+    /** Deepest nesting of objects and arrays in a JSON request body (or a GET's JSON parameters): deeper is 400 before it is parsed. Default 64. */
+    maxJsonDepth: positiveMs.default(64),
     /** Progressive-override labels switched on, comma-separated (`percent(x)` labels need none). Default: none. */
     overrideLabels: z
       .union([z.string(), z.array(z.string())])

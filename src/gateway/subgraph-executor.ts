@@ -125,7 +125,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
     );
   }
   wrappers.push(withAttemptTelemetry({ subgraph: name, latency: health.latency, metrics, tracer: options.tracer }));
-  if (resilient && route.breaker.enabled) wrappers.push(withCircuitBreaker(health.breaker));
+  if (resilient && route.breaker.enabled) wrappers.push(withCircuitBreaker(health.breaker, { slowCallMs: route.breaker.slowCallMs, typicalMs: () => health.latency.percentile(95) }));
   wrappers.push(withTimeout(route.timeoutMs));
   const handler: CallHandler = wrappers.reduceRight<CallHandler>((next, wrap) => wrap(next), createHttpTransport({ name, url: options.url, dispatcher: options.dispatcher }));
 
@@ -146,7 +146,9 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
       return enrichSubgraphResult(await handler(call), name);
     } catch (error) {
       const failure = isUpstreamFailure(error) ? error : new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'network', `subgraph "${name}" could not be called`);
-      return failureResult(request, (path) => clientError(failure.code, failure.message, { subgraph: name, path }));
+      // An HTTP answer that was not a GraphQL response says its status: the section was lost, not refused by the subgraph.
+      const extensions = failure.kind === 'http' && failure.status !== undefined ? { subgraphStatus: failure.status } : undefined;
+      return failureResult(request, (path) => clientError(failure.code, failure.message, { subgraph: name, path, extensions }));
     }
   } as Executor;
 }

@@ -69,8 +69,9 @@ export function useAudit(options: AuditOptions): Plugin {
     onParams({ request, params }) {
       const entry = pending.get(request);
       if (!entry) return;
-      if (params.query) entry.operationHash = hashOf(params.query);
-      entry.operationName = params.operationName ?? null;
+      // use-request-validation has refused parameters of the wrong type already; this stays safe without it.
+      if (typeof params.query === 'string' && params.query) entry.operationHash = hashOf(params.query);
+      entry.operationName = typeof params.operationName === 'string' ? params.operationName : null;
     },
     onExecute({ args }) {
       const request = (args.contextValue as Partial<YogaInitialContext>).request;

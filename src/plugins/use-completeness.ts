@@ -27,15 +27,28 @@ export interface Completeness {
 }
 
 const TIMEOUT_CODES = new Set(['DEADLINE_EXCEEDED', 'SUBGRAPH_TIMEOUT']);
+/**
+ * Codes of sections lost because their subgraph could not answer (unreachable, timeout, deadline,
+ * open circuit). SUBGRAPH_ERROR is one only with `subgraphStatus`, the HTTP status of an answer that
+ * was not a GraphQL response (a 5xx page): without it, the subgraph answered with its own GraphQL error.
+ */
+const LOST_CODES = new Set(['SUBGRAPH_UNAVAILABLE', 'SUBGRAPH_TIMEOUT', 'DEADLINE_EXCEEDED', 'CIRCUIT_OPEN']);
+
+function lostBecauseUnanswered(error: GraphQLError): boolean {
+  const code = String(error.extensions?.code);
+  return LOST_CODES.has(code) || (code === 'SUBGRAPH_ERROR' && typeof error.extensions?.subgraphStatus === 'number');
+}
 
 /**
  * After execution:
  * 1. Field errors are put at their exact paths (list indices included), one per failed field.
  * 2. `extensions.completeness = { complete, missing: [{ path, subgraph, code }] }`, stale copies included.
  * 3. Headers: `Switchyard-Completed: true|false`; a partial answer also gets `Cache-Control: no-store`.
- * 4. Status: when `data` is null because a required section failed, a client reading
- *    `application/graphql-response+json` gets 504 if a deadline or timeout caused it and 502
- *    otherwise; `application/json` keeps 200 (GraphQL over HTTP). Never 206.
+ * 4. Status: when `data` is null because a required section was lost because its subgraph could
+ *    not answer (LOST_CODES), a client reading `application/graphql-response+json` gets 504 if a
+ *    deadline or timeout caused it and 502 otherwise; a subgraph's own GraphQL error keeps 200, and
+ *    `application/json` keeps 200 (GraphQL over HTTP). Never 206.
+ * A result without `data` (a request error or a refusal: nothing executed) gets none of this.
  */
 export function useCompleteness(options: CompletenessOptions = {}): Plugin {
   const { metrics } = options;
@@ -43,7 +56,8 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
     onExecute({ args }) {
       return {
         onExecuteDone({ result, setResult }) {
-          if (isAsyncIterable(result)) return;
+          // A request error (no `data`: nothing was executed) is neither complete nor partial (use-request-validation sets its status).
+          if (isAsyncIterable(result) || !('data' in result)) return;
           const context = args.contextValue as Partial<YogaInitialContext>;
           const scope = requestScopeOf(args.contextValue);
           const errors = result.errors?.length ? repathErrors(result.errors as readonly GraphQLError[], result.data) : undefined;
@@ -62,8 +76,10 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
           const headers: Record<string, string> = { 'switchyard-completed': String(complete) };
           if (!complete) headers['cache-control'] = 'no-store';
           let status: number | undefined;
-          if (result.data === null && errors?.length && respondsWithGraphQLResponseJson(context.request?.headers.get('accept'))) {
-            status = errors.some((e) => TIMEOUT_CODES.has(String(e.extensions?.code))) ? 504 : 502;
+          // A subgraph that answered with its own GraphQL error keeps 200: it answered.
+          const lost = result.data === null ? errors?.filter(lostBecauseUnanswered) : undefined;
+          if (lost?.length && respondsWithGraphQLResponseJson(context.request?.headers.get('accept'))) {
+            status = lost.some((e) => TIMEOUT_CODES.has(String(e.extensions?.code))) ? 504 : 502;
           }
           if (!complete && metrics) {
             const name = args.operationName ?? getOperationAST(args.document, args.operationName)?.name?.value;

@@ -1,5 +1,5 @@
 // Request identity, the request's trace (server span, GraphQL phases) and one access log line per request.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
 import { getOperationAST, type ExecutionResult } from 'graphql';
@@ -19,7 +19,16 @@ export interface TelemetryOptions {
 }
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
-const TRACEPARENT = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/;
+const TRACEPARENT = /^([\da-f]{2})-([\da-f]{32})-([\da-f]{16})-[\da-f]{2}$/;
+const ZERO_TRACE_ID = '0'.repeat(32);
+const ZERO_PARENT_ID = '0'.repeat(16);
+
+/** The trace id of a version-00-shaped `traceparent` that W3C Trace Context §3.2.2 accepts (no all-zero ids, version not ff), else null. */
+function validTraceparent(value: string): string | null {
+  const match = TRACEPARENT.exec(value);
+  if (!match || match[1] === 'ff' || match[2] === ZERO_TRACE_ID || match[3] === ZERO_PARENT_ID) return null;
+  return match[2]!;
+}
 
 /** What the access line needs beyond the shared telemetry. */
 interface AccessRecord {
@@ -44,7 +53,9 @@ export function answerOutcome(request: Request, response: Response): { errorCode
  * 1. Request id (the client's `x-request-id` when sane, else a UUID; echoed as `x-request-id`).
  * 2. Tracing on: a SERVER span continuing the caller's `traceparent`; parse, validate and execute
  *    (`@envelop/opentelemetry`) become its children, and the subgraph attempts children of execute.
- *    Tracing off: the caller's trace headers are kept so the subgraph calls carry them unchanged.
+ *    Tracing off: the caller's trace headers are kept so the subgraph calls carry them unchanged;
+ *    without them a new trace id is made (sampled flag off), so every subgraph call carries a
+ *    `traceparent` and the access line and audit row its trace id.
  * 3. When the response leaves: the span ends with the status, and one JSON access line is logged
  *    with request id, trace id, operation, status, duration, subgraphs called, completeness.
  */
@@ -71,14 +82,22 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
         telemetry = { requestId, traceId: span.spanContext().traceId, span, traceContext: trace.setSpan(parent, span), operationName: null, started: performance.now() };
       } else {
         const traceparent = request.headers.get('traceparent');
-        const match = traceparent ? TRACEPARENT.exec(traceparent) : null;
-        let forwarded: Record<string, string> | undefined;
+        const match = traceparent ? validTraceparent(traceparent) : null;
+        let forwarded: Record<string, string>;
+        let traceId: string;
         if (match) {
           forwarded = { traceparent: traceparent! };
           const tracestate = request.headers.get('tracestate');
           if (tracestate) forwarded.tracestate = tracestate;
+          traceId = match;
+        } else {
+          // W3C Trace Context §3.2: no (valid) traceparent, so this router starts the trace. Nothing is
+          // recorded, so the sampled flag is off; subgraphs, logs and the audit row still share the id.
+          const ids = randomBytes(24).toString('hex');
+          traceId = ids.slice(0, 32);
+          forwarded = { traceparent: `00-${traceId}-${ids.slice(32)}-00` };
         }
-        telemetry = { requestId, traceId: match ? match[1]! : null, forwardedTraceHeaders: forwarded, operationName: null, started: performance.now() };
+        telemetry = { requestId, traceId, forwardedTraceHeaders: forwarded, operationName: null, started: performance.now() };
       }
       attachRequestTelemetry(request, telemetry);
       records.set(request, { telemetry });

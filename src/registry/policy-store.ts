@@ -21,6 +21,13 @@ export interface PolicyRecord extends PolicyLimits {
 
 export const DEFAULT_POLICY = '*';
 
+/**
+ * The cost limit shipped for `*` (secure by default): migration 007 stores it in the registry,
+ * where ops change or clear it (`policy set '*' --cost-limit N|none`); a router serving a supergraph
+ * file has no registry and applies it as its built-in default. Keep both in step.
+ */
+export const DEFAULT_COST_LIMIT = 50_000;
+
 const COLUMNS = {
   costLimit: 'cost_limit',
   maxConcurrency: 'max_concurrency',

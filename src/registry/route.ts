@@ -39,6 +39,10 @@ export const routeSchema = z
         enabled: z.boolean(),
         /** Failure share that opens the circuit, 0..1. Default 0.5. */
         failureRatio: z.number().gt(0).lte(1),
+        /** Slow-call share that opens the circuit, 0..1. Default 0.5. */
+        slowCallRatio: z.number().gt(0).lte(1),
+        /** A call slower than this, in ms, is slow; so is one cut by the request deadline after the subgraph's usual p95. Default: the subgraph's timeout. */
+        slowCallMs: ms,
         /** Attempts in the window before the ratio counts. Default 20. */
         minRequests: z.number().int().positive(),
         /** Length of the rolling window, in ms. Default 10000. */

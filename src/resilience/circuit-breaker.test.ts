@@ -199,11 +199,10 @@ describe('withCircuitBreaker', () => {
     expect(breaker.state).toBe('open');
   });
 
-  it('releases the probe on a deadline, a cancellation, a 4xx or a bug, without changing state', async () => {
+  it('releases the probe on a cancellation, a 4xx or a bug, without changing state', async () => {
     const { breaker, clock } = openBreaker();
     clock.ms += 5_000;
     const failures = [
-      new UpstreamFailure('DEADLINE_EXCEEDED', 'deadline', 'deadline passed'),
       new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'cancelled', 'client went away'),
       new UpstreamFailure('SUBGRAPH_ERROR', 'http', 'Bad Request', 400),
       new TypeError('bug'),
@@ -223,5 +222,63 @@ describe('withCircuitBreaker', () => {
     };
     await expect(withCircuitBreaker(breaker)(next)(makeCall())).rejects.toMatchObject({ kind: 'network' });
     expect(breaker.state).toBe('open');
+  });
+
+  describe('slow calls (resilience4j slow-call rate)', () => {
+    const deadline = () => new UpstreamFailure('DEADLINE_EXCEEDED', 'deadline', 'deadline passed');
+    /** A handler below the breaker that takes `ms` on the breaker's clock, then settles with `outcome`. */
+    const taking = (clock: { ms: number }, ms: number, outcome: () => Promise<never> | Promise<object>): CallHandler =>
+      function slowHandler() {
+        clock.ms += ms;
+        return outcome() as never;
+      };
+
+    it('opens when slow calls reach slowCallRatio of the window, successes included', () => {
+      const { breaker } = setup({ slowCallRatio: 0.5 });
+      const call = (slow: boolean) => {
+        breaker.tryAcquire();
+        breaker.record(true, slow);
+      };
+      for (let i = 0; i < 10; i++) call(false);
+      for (let i = 0; i < 9; i++) call(true);
+      expect(breaker.state).toBe('closed');
+      call(true);
+      expect(breaker.state).toBe('open');
+    });
+
+    it('re-opens on a slow probe', () => {
+      const { breaker, clock } = openBreaker();
+      clock.ms += 5_000;
+      breaker.tryAcquire();
+      breaker.record(true, true);
+      expect(breaker.state).toBe('open');
+    });
+
+    it('counts answers slower than slowCallMs as slow', async () => {
+      const { breaker, clock } = setup();
+      const handler = withCircuitBreaker(breaker, { slowCallMs: 100, now: () => clock.ms })(taking(clock, 150, () => Promise.resolve({ data: {} })));
+      for (let i = 0; i < 20; i++) await handler(makeCall());
+      expect(breaker.state).toBe('open');
+    });
+
+    it('counts a call cut by the request deadline as slow once it ran the subgraph’s usual answer time: a hanging subgraph opens the circuit', async () => {
+      const { breaker, clock } = setup();
+      const handler = withCircuitBreaker(breaker, { typicalMs: () => 20, now: () => clock.ms })(taking(clock, 150, () => Promise.reject(deadline())));
+      for (let i = 0; i < 20; i++) await expect(handler(makeCall())).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+      expect(breaker.state).toBe('open');
+      await expect(handler(makeCall())).rejects.toMatchObject({ code: 'CIRCUIT_OPEN' });
+    });
+
+    it('does not count a call the deadline cut before the subgraph could usually answer (a starved call), nor open on it', async () => {
+      const { breaker, clock } = openBreaker();
+      clock.ms += 5_000;
+      const starved = withCircuitBreaker(breaker, { typicalMs: () => 20, now: () => clock.ms })(taking(clock, 5, () => Promise.reject(deadline())));
+      await expect(starved(makeCall())).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+      expect(breaker.state).toBe('half_open');
+      // A probe that hangs until the deadline re-opens the circuit rather than letting every request probe.
+      const hanging = withCircuitBreaker(breaker, { typicalMs: () => 20, now: () => clock.ms })(taking(clock, 150, () => Promise.reject(deadline())));
+      await expect(hanging(makeCall())).rejects.toMatchObject({ code: 'DEADLINE_EXCEEDED' });
+      expect(breaker.state).toBe('open');
+    });
   });
 });

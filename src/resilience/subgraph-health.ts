@@ -10,17 +10,20 @@ import { RetryBudget } from './retry-budget.js';
 export interface ResolvedRoute {
   timeoutMs: number;
   deduplicate: boolean;
-  breaker: { enabled: boolean; failureRatio: number; minRequests: number; windowMs: number; openMs: number };
+  breaker: { enabled: boolean; failureRatio: number; slowCallRatio: number; slowCallMs: number; minRequests: number; windowMs: number; openMs: number };
   retry: { enabled: boolean; maxRetries: number };
   hedge: { enabled: boolean; floorMs: number };
   fallback: { enabled: boolean; maxAgeMs: number; maxEntries: number };
 }
 
 export function resolveRoute(route: RouteMetadata, defaults: { timeoutMs: number }): ResolvedRoute {
+  const timeoutMs = route.timeoutMs ?? defaults.timeoutMs;
   return {
-    timeoutMs: route.timeoutMs ?? defaults.timeoutMs,
+    timeoutMs,
     deduplicate: route.deduplicate ?? true,
-    breaker: { enabled: true, failureRatio: 0.5, minRequests: 20, windowMs: 10_000, openMs: 5_000, ...route.breaker },
+    // A call slower than the subgraph's own timeout is cut by it (a failure), so by default only the
+    // calls cut by the request deadline are slow; `slowCallMs` below the timeout counts slow answers too.
+    breaker: { enabled: true, failureRatio: 0.5, slowCallRatio: 0.5, slowCallMs: timeoutMs, minRequests: 20, windowMs: 10_000, openMs: 5_000, ...route.breaker },
     retry: { enabled: true, maxRetries: 2, ...route.retry },
     hedge: { enabled: true, floorMs: 20, ...route.hedge },
     fallback: { enabled: false, maxAgeMs: 300_000, maxEntries: 10_000, ...route.fallback },

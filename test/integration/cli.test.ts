@@ -116,6 +116,25 @@ describe('configuration errors', () => {
     expect(stderr).toMatch(/nodeEnv \(NODE_ENV\)/);
     expect(stderr).not.toMatch(/at .*\.js:\d+/); // no stack trace
   });
+
+  it('NODE_ENV=production with no identity provider: names what to set, no AuthConfigError stack trace', async () => {
+    const { code, stderr } = await runCli(['serve', '--port', '0', '--supergraph', 'no-such-file.graphql'], { NODE_ENV: 'production' });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^Invalid configuration:/);
+    expect(stderr).toMatch(/authMode \(SWITCHYARD_AUTH_MODE\).*set JWKS_URL or JWT_PUBLIC_KEY, or SWITCHYARD_AUTH_MODE=off/);
+    expect(stderr).not.toMatch(/AuthConfigError|at .*\.js:\d+/);
+  });
+
+  it('commands that only use the store still run in production without an identity provider', async () => {
+    const store = await createTestStore();
+    try {
+      const { code, stdout } = await runCli(['policy', 'list'], { ...storeEnv(store), NODE_ENV: 'production' });
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/\*.*costLimit=50000/);
+    } finally {
+      await store.destroy();
+    }
+  });
 });
 
 describe('switchyard serve --supergraph FILE', () => {

@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
+import { queryAudit } from '../../src/registry/audit-log.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { databaseKind } from '../helpers/database.js';
 import { eventually } from '../helpers/http.js';
@@ -191,6 +192,51 @@ describe(`observability (${databaseKind} database)`, () => {
       expect([...operations].filter((name) => !name!.startsWith('('))).toHaveLength(200);
       expect(operations.has('(other)')).toBe(true);
       expect(operations.has('Screen209')).toBe(false);
+    });
+  });
+
+  describe('with trace export off (no collector)', () => {
+    let quiet: Stack;
+    const lines: Record<string, any>[] = [];
+    /** Resolves with the access line of a request id once the logger has written it. */
+    const accessLine = (requestId: string) => eventually(() => lines.some((l) => l.requestId === requestId), { what: 'the access line' }).then(() => lines.find((l) => l.requestId === requestId)!);
+    beforeAll(async () => {
+      const destination = new PassThrough();
+      destination.on('data', (chunk: Buffer) => {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line));
+      });
+      quiet = await startStack({ routerOptions: { logger: createLogger({ level: 'info', destination }) } });
+    });
+    afterAll(async () => {
+      await quiet?.close();
+    });
+    beforeEach(() => {
+      for (const { subgraph } of Object.values(quiet.subgraphs)) subgraph.stats.reset();
+    });
+
+    it('still sends every subgraph a traceparent: a new trace, not sampled, whose id the access line and the audit row carry', async () => {
+      const since = new Date();
+      const { status } = await quiet.query(PAGE, { variables: { id: '4' }, headers: { 'x-request-id': 'untraced-page' } });
+      expect(status).toBe(200);
+      const { traceId } = await accessLine('untraced-page');
+      expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+      for (const name of ['product', 'reviews', 'inventory'] as const) {
+        expect(quiet.subgraphs[name].subgraph.stats.snapshot().traceparents).toEqual([expect.stringMatching(new RegExp(`^00-${traceId}-[0-9a-f]{16}-00$`))]);
+      }
+      await eventually(async () => (await queryAudit(quiet.db, { since })).some((row) => row.requestId === 'untraced-page'), { what: 'the audit row' });
+      expect((await queryAudit(quiet.db, { since })).find((row) => row.requestId === 'untraced-page')?.traceId).toBe(traceId);
+    });
+
+    it("forwards a caller's traceparent unchanged, and makes a new trace for an invalid one", async () => {
+      const caller = `00-${CALLER_TRACE_ID}-${CALLER_SPAN_ID}-01`;
+      await quiet.query(PAGE, { variables: { id: '5' }, headers: { traceparent: caller, 'x-request-id': 'caller-traced' } });
+      expect((await accessLine('caller-traced')).traceId).toBe(CALLER_TRACE_ID);
+      expect(quiet.subgraphs.product.subgraph.stats.snapshot().traceparents).toEqual([caller]);
+      quiet.subgraphs.product.subgraph.stats.reset();
+      await quiet.query(PAGE, { variables: { id: '5' }, headers: { traceparent: `00-${'0'.repeat(32)}-${CALLER_SPAN_ID}-01`, 'x-request-id': 'zero-trace' } });
+      const { traceId } = await accessLine('zero-trace');
+      expect(traceId).toMatch(/^(?!0{32})[0-9a-f]{32}$/);
+      expect(quiet.subgraphs.product.subgraph.stats.snapshot().traceparents[0]).toMatch(new RegExp(`^00-${traceId}-`));
     });
   });
 

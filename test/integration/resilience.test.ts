@@ -36,6 +36,43 @@ describe(`resilience (${databaseKind} database)`, () => {
     for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
   });
 
+  describe('a hanging subgraph under short client deadlines', () => {
+    // First in the file: the subgraphs' latency history is that of healthy calls, not of the loaded
+    // runs below (a call cut by the deadline counts as slow once it ran the subgraph's usual p95).
+    it('trips its breaker on slow calls: after 30 pages cut at 150 ms, the next page gets CIRCUIT_OPEN on reviews without calling it', async () => {
+      const reviews = stack.subgraphs.reviews.subgraph;
+      reviews.faults.set({ mode: 'hang' });
+      try {
+        for (let i = 0; i < 30; i++) {
+          const { body } = await stack.query(PAGE, { variables: { id: String(i + 1) }, headers: { 'switchyard-deadline-ms': '150' } });
+          // Only reviews is lost; the rest of each page is served.
+          expect(body.data.product).toMatchObject({ id: String(i + 1), reviews: null });
+        }
+        expect(await stack.metric('switchyard_circuit_state', { subgraph: 'reviews' })).toBe(1);
+        reviews.stats.reset();
+        const { body } = await stack.query(PAGE, { variables: { id: '31' }, headers: { 'switchyard-deadline-ms': '150' } });
+        expect(body.data.product).toMatchObject({ id: '31', reviews: null, inventory: { inStock: expect.any(Number) } });
+        expect(body.extensions?.completeness.missing).toEqual([{ path: ['product', 'reviews'], subgraph: 'reviews', code: 'CIRCUIT_OPEN' }]);
+        expect(reviews.stats.snapshot().requests).toBe(0);
+      } finally {
+        reviews.faults.set(DEFAULT_FAULT_SETTINGS);
+        // A fresh breaker for the tests after this one (a route change replaces it).
+        await stack.publishRoute('reviews', { breaker: { openMs: 100 } });
+        await stack.publishRoute('reviews', {});
+      }
+    });
+
+    it('does not trip on calls that a short deadline starves before the subgraph could usually answer', async () => {
+      // Enough healthy pages for every subgraph to know its usual answer time.
+      await runPages(stack, 40, 2);
+      // 1 ms deadlines cut healthy calls before any subgraph's usual answer time: they say nothing of its health.
+      for (let i = 0; i < 30; i++) await stack.query(PAGE, { variables: { id: '2' }, headers: { 'switchyard-deadline-ms': '1' } });
+      expect(await stack.metric('switchyard_circuit_state', { subgraph: 'reviews' })).toBe(0);
+      expect(await stack.metric('switchyard_circuit_state', { subgraph: 'product' })).toBe(0);
+      expect((await stack.query(PAGE, { variables: { id: '2' } })).body.extensions?.completeness.complete).toBe(true);
+    });
+  });
+
   describe('retries', () => {
     it('recover most calls of a 10% flaky subgraph (HTTP 503), within a budget of about 10% extra calls', async () => {
       const inventory = stack.subgraphs.inventory.subgraph;

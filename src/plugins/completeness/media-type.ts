@@ -15,3 +15,24 @@ export function respondsWithGraphQLResponseJson(accept: string | null | undefine
   }
   return false;
 }
+
+/** The media types yoga's result processors answer in (regular results, then streams), for an Accept check before execution. */
+export const ANSWER_MEDIA_TYPES = ['application/graphql-response+json', 'application/json', 'text/event-stream', 'multipart/mixed'] as const;
+
+/**
+ * Whether any entry of the Accept header (utf-8 or no charset) matches one of ANSWER_MEDIA_TYPES,
+ * wildcards included, as yoga's result processors match them. No Accept header means any.
+ */
+export function answerableIn(accept: string | null | undefined): boolean {
+  for (const entry of (accept || '*/*').toLowerCase().replace(/\s/g, '').split(',')) {
+    const [mediaType, ...params] = entry.split(';');
+    const charset = params.find((p) => p.includes('charset='));
+    if (charset && charset !== 'charset=utf-8') continue;
+    const [type, subtype] = mediaType.split('/');
+    if (ANSWER_MEDIA_TYPES.some((answer) => {
+      const [answerType, answerSubtype] = answer.split('/');
+      return (type === '*' || type === answerType) && (subtype === '*' || subtype === answerSubtype);
+    })) return true;
+  }
+  return false;
+}
