@@ -1,14 +1,14 @@
 // Malformed requests are 400 with a GraphQL errors array, before any plugin reads their parameters and before anything runs.
 import { getOperationAST, getVariableValues, GraphQLError, type ASTVisitor, type ExecutionResult, type ValidationContext } from 'graphql';
 import { isAsyncIterable, type GraphQLParams, type Plugin } from 'graphql-yoga';
-
-/** yoga's request parser type (not exported by name from the package root). */
-type RequestParser = NonNullable<Parameters<NonNullable<Plugin['onRequestParse']>>[0]['requestParser']>;
 import { configSchema } from '../config/schema.js';
 import { clientError } from '../errors/client-error.js';
 import { ANSWER_MEDIA_TYPES, answerableIn } from './completeness/media-type.js';
 import { errorResponse } from './http-error-response.js';
 import { JsonDepthScanner, jsonDeeperThan } from './request-validation/json-depth.js';
+
+/** yoga's request parser type (not exported by name from the package root). */
+type RequestParser = NonNullable<Parameters<NonNullable<Plugin['onRequestParse']>>[0]['requestParser']>;
 
 export interface RequestValidationOptions {
   /** Deepest nesting of objects and arrays in a JSON request body or a JSON query parameter. Default from config (64). */
@@ -148,8 +148,9 @@ function badBody(message: string): GraphQLError {
 /**
  * Replaces yoga's JSON parser (which calls `request.json()` at once): reads the body stream, feeds
  * every chunk to the depth scan, stops scanning and keeping chunks at the first one too deep (and
- * then refuses the request once the body is drained), else parses the whole text once. A body-size limit installed after this plugin (use-hardening) wraps this parser and
- * still sees its counting stream error first.
+ * refuses the request once the body is drained), else parses the whole text once. A body-size
+ * limit installed after this plugin (use-hardening) wraps this parser, and its counting stream's
+ * error reaches the reader here first.
  */
 function depthLimitedJsonParser(maxDepth: number): RequestParser {
   return async function parseJsonWithinDepth(request: Request): Promise<GraphQLParams> {
@@ -190,7 +191,11 @@ function jsonType(value: unknown): string {
   return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
 }
 
-/** GraphQL over HTTP, "Request Parameters": absent or null, or of the one JSON type each parameter has. */
+/**
+ * GraphQL over HTTP, "Request Parameters": absent or null, or of the one JSON type each parameter has.
+ * Our own because yoga's check (`checkGraphQLQueryParams`) is not exported from the package root,
+ * runs after the user plugins, and leaves `operationName` and `documentId` unchecked.
+ */
 function checkParams(params: GraphQLParams): void {
   const record = params as unknown as Record<string, unknown>;
   for (const name of STRING_PARAMS) {
