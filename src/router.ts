@@ -26,6 +26,8 @@ import { useAudit } from './plugins/use-audit.js';
 import { useJwks } from './plugins/use-jwks.js';
 import { useHardening } from './plugins/use-hardening.js';
 import type { AuditWriter } from './registry/audit-log.js';
+import type { OperationRecorder } from './registry/operation-log.js';
+import { useOperationRegistry } from './plugins/use-operation-registry.js';
 import type { Authenticator } from './security/authenticate.js';
 import type { Authorizer } from './security/authorization.js';
 import type { KeyRing } from './security/signing-keys.js';
@@ -46,6 +48,8 @@ export interface RouterDeps {
   authorizer: Authorizer;
   /** Audit log writer; absent without a database (supergraph file). */
   audit?: AuditWriter;
+  /** Operation registry recorder; absent without a database or when turned off. */
+  operations?: OperationRecorder;
   /** OpenTelemetry tracing; absent when off. */
   tracing?: Tracing;
   /** Extra readiness conditions (database reachable...). The graph being composed is always checked. */
@@ -108,6 +112,8 @@ export function createRouter(deps: RouterDeps): Router {
   plugins.push(useCostLimit({ graph, policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics }), deps.queues.plugin);
   // The deadline starts once the request is admitted.
   if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
+  // Just before execution: only operations admitted by every check above are recorded as executed.
+  if (deps.operations) plugins.push(useOperationRegistry({ recorder: deps.operations }));
   // Last: it reads the authorization decision, and replaces only the execute function the others wrap.
   if (config.queryPlans) plugins.push(useQueryPlans({ graph, metrics, logger }));
   return createYoga({

@@ -50,6 +50,8 @@ export const configSchema = z
     subgraphTokens: booleanLike.default(true),
     /** Write an audit row per request (needs the database). Default on; off only to measure its cost. */
     audit: booleanLike.default(true),
+    /** Record every executed operation and its client in the operation registry (needs the database). Default on. */
+    operationRegistry: booleanLike.default(true),
     /** Lifetime of a per-subgraph token minted by the router, in seconds (never beyond the user token). Default 60. */
     subgraphTokenTtlSeconds: z.coerce.number().int().min(5).max(3600).default(300),
     /** Coordinates without any permission rule: `open` (allowed) or `closed` (denied). Default `open`. */
