@@ -352,6 +352,8 @@ export function buildProgram(): Command {
         const who = row.subject ?? 'anonymous';
         const codes = row.errorCodes.length ? ` ${row.errorCodes.join(',')}` : '';
         console.log(`${row.at.toISOString()}  ${String(row.status).padEnd(3)}  ${(row.operationName ?? '(anonymous)').padEnd(20)}  ${who.padEnd(16)}  ${Math.round(row.durationMs)}ms  [${row.subgraphs.join(' ')}]${row.complete ? '' : ' partial'}${codes}`);
+        // Administrative notes (a forced publish) say why on the next line.
+        if (row.detail !== null && row.detail !== undefined) console.log(`    ${JSON.stringify(row.detail)}`);
       }
     });
 
