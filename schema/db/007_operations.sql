@@ -35,3 +35,24 @@ create index if not exists operation_counts_day on operation_counts (day);
 
 -- A forced publish writes why it was forced: the operations it breaks (see `subgraph publish --force`).
 alter table audit_log add column if not exists detail jsonb;
+
+-- Trusted documents: manifests published by client teams (`switchyard operations publish`), read live by every router.
+create table if not exists trusted_documents (
+  -- The manifest's id (Apollo: the body's SHA-256; Relay: whatever the compiler chose). One document per id.
+  id text primary key,
+  document text not null,
+  -- SHA-256 (hex) of `document`, so an APQ hash finds a document registered under another id.
+  sha256 text not null,
+  operation_name text,
+  client_name text not null,
+  client_version text not null default '',
+  created_at timestamptz not null default now()
+);
+
+create index if not exists trusted_documents_sha256 on trusted_documents (sha256);
+
+drop trigger if exists trusted_documents_changed on trusted_documents;
+create trigger trusted_documents_changed after insert or update or delete or truncate on trusted_documents
+  for each statement execute function switchyard_bump_change('trusted_documents');
+
+insert into registry_changes (topic) values ('trusted_documents') on conflict do nothing;

@@ -16,7 +16,8 @@ import { mintDevToken } from '../security/authenticate.js';
 import { demoSubgraphs, type DemoSubgraphName } from '../../subgraphs/index.js';
 import { startDemo } from './demo.js';
 import { startRouter } from './start-router.js';
-import { checkExitCode, checkJson, formatCheck, guardPublish, operationsListCommand, parseSince, runCheck } from './operation-commands.js';
+import { checkExitCode, checkJson, formatCheck, guardPublish, operationsListCommand, operationsPublishCommand, parseSince, runCheck } from './operation-commands.js';
+import { InvalidManifestError } from '../registry/trusted-documents.js';
 import {
   CliError,
   formatCompositionErrors,
@@ -89,6 +90,8 @@ function untilSignal(close: () => Promise<void>): void {
 
 export function buildProgram(): Command {
   const program = new Command('switchyard').description('GraphQL federation router').version(version).showHelpAfterError();
+  // Root options only before a command: `operations publish --version V` is the command's own flag, not ours.
+  program.enablePositionalOptions();
 
   program
     .command('demo')
@@ -280,6 +283,18 @@ export function buildProgram(): Command {
       console.log(await withDatabase(storeConfig(options), (db) => operationsListCommand(db, { since, client: options.client, json: options.json ?? false })));
     });
 
+  operations
+    .command('publish')
+    .description('register a trusted-document manifest (Apollo persisted query manifest or Relay format)')
+    .argument('<file>', 'the manifest (JSON)')
+    .requiredOption('--client <name>', 'the client these documents belong to')
+    .option('--version <version>', 'the client version that ships them', '')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (file: string, options: { client: string; version: string; databaseUrl?: string; dataDir?: string }) => {
+      console.log(await withDatabase(storeConfig(options), (db) => operationsPublishCommand(db, { file, clientName: options.client, clientVersion: options.version })));
+    });
+
   const permission = program.command('permission').description('authorization rules, live on every router within a second');
   for (const action of ['grant', 'revoke'] as const) {
     permission
@@ -389,7 +404,7 @@ function report(error: unknown): number {
     console.error(formatCompositionErrors(error));
     return 1;
   }
-  if (error instanceof InvalidSubgraphError || error instanceof InvalidPolicyError || error instanceof InvalidPermissionError) {
+  if (error instanceof InvalidSubgraphError || error instanceof InvalidManifestError || error instanceof InvalidPolicyError || error instanceof InvalidPermissionError) {
     console.error(`error: ${error.message}`);
     return 2;
   }

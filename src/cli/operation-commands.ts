@@ -5,6 +5,7 @@ import type { Database } from '../registry/database.js';
 import { listOperations, type OperationRecord } from '../registry/operation-log.js';
 import { listSubgraphs } from '../registry/subgraph-store.js';
 import { writeAuditNote } from '../registry/audit-log.js';
+import { InvalidManifestError, listTrustedDocuments, publishTrustedDocuments, type TrustedDocumentInput } from '../registry/trusted-documents.js';
 import { checkSchemaChange, type SchemaCheckResult } from '../gateway/schema-check.js';
 import { CliError, fetchServiceSdl } from './registry-commands.js';
 
@@ -60,7 +61,19 @@ export async function runCheck(db: Database, options: CheckOptions): Promise<Che
     : await fetchServiceSdl(url).catch((error: Error) => {
         throw new CliError(error.message, 2);
       });
-  const operations = await listOperations(db, { since: options.since });
+  // What clients sent in the window, and every trusted document (a manifest is a promise that its documents run).
+  const seen = await listOperations(db, { since: options.since });
+  const trusted = (await listTrustedDocuments(db)).map((doc) => ({
+    hash: doc.sha256,
+    normalised: doc.document,
+    operationName: doc.operationName,
+    clientName: doc.clientName,
+    clientVersion: doc.clientVersion,
+    lastSeen: doc.createdAt,
+    count: 0,
+    trustedDocumentId: doc.id,
+  }));
+  const operations = [...seen, ...trusted];
   const result = await checkSchemaChange({ current, candidate: { name: options.name, url, sdl }, operations });
   return { result, sdl, url };
 }
@@ -89,6 +102,7 @@ export function checkJson(name: string, since: Date, result: SchemaCheckResult):
         lastSeen: operation.lastSeen,
         count: operation.count,
         document: operation.normalised,
+        ...(operation.trustedDocumentId !== undefined ? { trustedDocumentId: operation.trustedDocumentId } : {}),
         problems,
       })),
     },
@@ -114,7 +128,8 @@ export function formatCheck(name: string, since: Date, result: SchemaCheckResult
   }
   lines.push(`Operations seen since ${since.toISOString()} that would break (${result.broken.length} of ${result.operationsChecked}):`);
   for (const { operation, problems } of result.broken) {
-    lines.push(`  ${operation.operationName ?? '(anonymous)'}  client ${clientOf(operation)}  last seen ${operation.lastSeen.toISOString()}  count ${operation.count}  hash ${operation.hash.slice(0, 12)}`);
+    const seen = operation.trustedDocumentId !== undefined ? `trusted document ${operation.trustedDocumentId}, published ${operation.lastSeen.toISOString()}` : `last seen ${operation.lastSeen.toISOString()}  count ${operation.count}`;
+    lines.push(`  ${operation.operationName ?? '(anonymous)'}  client ${clientOf(operation)}  ${seen}  hash ${operation.hash.slice(0, 12)}`);
     for (const problem of problems) {
       const where = problem.locations.map((l) => `line ${l.line}, column ${l.column}`).join('; ');
       lines.push(`    - ${problem.message}${where ? ` (${where})` : ''}`);
@@ -171,4 +186,42 @@ function safeUser(): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * A manifest's documents, in either format client build tools write:
+ * - Apollo's persisted query manifest: `{"format":"apollo-persisted-query-manifest","version":1,"operations":[{"id","name","type","body"}]}`;
+ * - Relay's persisted queries: `{"<id>": "<document>", ...}`.
+ */
+export function parseManifest(text: string): TrustedDocumentInput[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidManifestError(`the manifest is not JSON: ${(error as Error).message}`);
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new InvalidManifestError('the manifest must be a JSON object (Apollo persisted query manifest or Relay format)');
+  const object = json as Record<string, unknown>;
+  if (object.format === 'apollo-persisted-query-manifest') {
+    if (object.version !== 1) throw new InvalidManifestError(`unsupported Apollo manifest version ${JSON.stringify(object.version)} (1 is supported)`);
+    if (!Array.isArray(object.operations)) throw new InvalidManifestError('an Apollo manifest needs an "operations" array');
+    return object.operations.map((operation: unknown, index) => {
+      const { id, body } = (operation ?? {}) as { id?: unknown; body?: unknown };
+      if (typeof id !== 'string' || typeof body !== 'string') throw new InvalidManifestError(`operations[${index}] needs a string "id" and "body"`);
+      return { id, body };
+    });
+  }
+  const entries = Object.entries(object);
+  const bad = entries.find(([, body]) => typeof body !== 'string');
+  if (bad) throw new InvalidManifestError(`not an Apollo manifest, and not a Relay one: the value of "${bad[0]}" is not a document string`);
+  return entries.map(([id, body]) => ({ id, body: body as string }));
+}
+
+export async function operationsPublishCommand(db: Database, options: { file: string; clientName: string; clientVersion: string }): Promise<string> {
+  const text = await readFile(options.file, 'utf8').catch((error: Error) => {
+    throw new CliError(`cannot read ${options.file}: ${error.message}`, 2);
+  });
+  const documents = parseManifest(text);
+  const { added, known } = await publishTrustedDocuments(db, { clientName: options.clientName, clientVersion: options.clientVersion, documents });
+  return `published ${documents.length} document${documents.length === 1 ? '' : 's'} for ${options.clientName}${options.clientVersion ? ` ${options.clientVersion}` : ''} (${added} new, ${known} already registered); live on every router within a second`;
 }

@@ -21,6 +21,7 @@ import { principalOf } from '../plugins/use-authentication.js';
 import { forbiddenField } from '../plugins/use-authorization.js';
 import { createAuditWriter, defaultSpillDir, type AuditWriter } from '../registry/audit-log.js';
 import { createOperationRecorder, type OperationRecorder } from '../registry/operation-log.js';
+import { listTrustedDocuments, TrustedDocumentBook } from '../registry/trusted-documents.js';
 import { listPermissions, PermissionBook } from '../registry/permission-store.js';
 import { createAuthenticator, type Authenticator } from '../security/authenticate.js';
 import { Authorizer, installGuards } from '../security/authorization.js';
@@ -114,6 +115,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let feed: ChangeFeed | undefined;
   let audit: AuditWriter | undefined;
   let operations: OperationRecorder | undefined;
+  let trustedDocuments: TrustedDocumentBook | undefined;
   let keyRing: KeyRing;
   let authenticator: Authenticator | undefined;
   try {
@@ -136,6 +138,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
         metrics.watchOperations(() => recorder.stats());
       }
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
+      const book = (trustedDocuments = new TrustedDocumentBook());
       const ring = keyRing;
       const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans });
       // One feed for every live table: each topic reloads its own in-memory copy.
@@ -145,6 +148,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           if (topic === 'subgraphs') await registry.reload();
           else if (topic === 'permissions') permissions.replace(await listPermissions(db));
           else if (topic === 'signing_keys') await ring.reload(db);
+          else if (topic === 'trusted_documents') book.replace(await listTrustedDocuments(db));
           else if (topic === 'policies') {
             policies.replace(await listPolicies(db));
             queues.pumpAll();
@@ -178,6 +182,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     authorizer,
     audit,
     operations,
+    trustedDocuments,
     tracing,
     isReady: db ? () => db.query('select 1').then(() => true, () => false) : undefined,
     graphiqlDocument: options.graphiqlDocument,

@@ -34,5 +34,5 @@ export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>
   }
   const parsed = result.data;
   const production = parsed.nodeEnv === 'production';
-  return Object.freeze({ ...parsed, graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production });
+  return Object.freeze({ ...parsed, graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production, trustedDocuments: parsed.trustedDocuments ?? (production ? 'allow' : 'off') });
 }

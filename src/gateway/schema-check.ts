@@ -24,6 +24,8 @@ export interface CheckedOperation {
   clientVersion: string;
   lastSeen: Date;
   count: number;
+  /** Set for a trusted document (from a published manifest) rather than recorded traffic: its id. */
+  trustedDocumentId?: string;
 }
 
 export interface OperationProblem {

@@ -1,4 +1,5 @@
 // The operation registry and checks against real traffic: what routers record, `operations list`, `subgraph check`, and the check that guards `subgraph publish`.
+import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { PACKAGE_ROOT } from '../../src/config/paths.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-subgraph.js';
 import { runCli } from '../helpers/cli.js';
+import type { RunningRouter } from '../../src/cli/start-router.js';
 import { databaseKind, type TestStore } from '../helpers/database.js';
 import { eventually } from '../helpers/http.js';
 
@@ -252,5 +254,116 @@ describe(`operation registry and schema checks against real traffic (${databaseK
       expect(row).toMatchObject({ client: 'switchyard-cli', subgraphs: ['reviews'], errorCodes: ['BREAKING_CHANGE_FORCED'] });
       expect(row.detail.brokenOperations).toContainEqual(expect.objectContaining({ name: 'ProductPage', client: 'web', version: '1.2.0', problems: ['Cannot query field "body" on type "Review".'] }));
     });
+  });
+});
+
+const PRODUCT_NAME = 'query ProductName($id: ID!) { product(id: $id) { name } }';
+const PRODUCT_NAME_ID = createHash('sha256').update(PRODUCT_NAME).digest('hex');
+const REVIEW_RATING = 'query ReviewRating { review(id: "r-1") { rating } }';
+const REVIEW_RATING_HASH = createHash('sha256').update(REVIEW_RATING).digest('hex');
+
+/** A GraphQL request by id or text, POST or GET, as client libraries send it. */
+async function send(url: string, method: 'POST' | 'GET', params: Record<string, unknown>) {
+  const headers = { accept: 'application/graphql-response+json', 'graphql-require-preflight': '1' };
+  let response: Response;
+  if (method === 'POST') response = await fetch(url, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(params) });
+  else {
+    const search = new URLSearchParams(Object.entries(params).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    response = await fetch(`${url}?${search}`, { method, headers });
+  }
+  return { status: response.status, body: (await response.json()) as { data?: any; errors?: { message: string; extensions?: Record<string, any> }[] } };
+}
+
+describe(`trusted documents (${databaseKind} database)`, () => {
+  let stack: Stack;
+  let env: Record<string, string | undefined>;
+  let allow: RunningRouter;
+  let enforce: RunningRouter;
+  const file = (name: string) => path.join(stack.store.dataDir, name);
+
+  beforeAll(async () => {
+    stack = await startStack({ config: { trustedDocuments: 'allow' } });
+    env = storeEnv(stack.store);
+    allow = stack.router;
+    enforce = await stack.startRouter({ trustedDocuments: 'enforce' });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('registers an Apollo manifest and a Relay manifest, live on both routers while they run', async () => {
+    await writeFile(file('apollo.json'), JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: PRODUCT_NAME_ID, name: 'ProductName', type: 'query', body: PRODUCT_NAME }] }));
+    await writeFile(file('relay.json'), JSON.stringify({ 'relay-review-rating': REVIEW_RATING }));
+    const apollo = await runCli(['operations', 'publish', '--client', 'web', '--version', '2.0.0', file('apollo.json')], env);
+    expect({ code: apollo.code, stderr: apollo.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(apollo.stdout).toMatch(/published 1 document for web 2\.0\.0 \(1 new, 0 already registered\)/);
+    const relay = await runCli(['operations', 'publish', '--client', 'ios', file('relay.json')], env);
+    expect(relay.code).toBe(0);
+    for (const router of [allow, enforce]) {
+      await eventually(async () => (await send(router.url, 'POST', { documentId: 'relay-review-rating' })).status === 200, { what: `${router.url} to know the Relay document` });
+      await eventually(async () => (await send(router.url, 'POST', { documentId: PRODUCT_NAME_ID, variables: { id: '1' } })).status === 200, { what: `${router.url} to know the Apollo document` });
+    }
+  });
+
+  it('runs a document by documentId and by persisted-query hash, over POST and GET', async () => {
+    const apq = (hash: string) => ({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+    for (const method of ['POST', 'GET'] as const) {
+      const byId = await send(enforce.url, method, { documentId: PRODUCT_NAME_ID, variables: { id: '1' } });
+      expect(byId, method).toMatchObject({ status: 200, body: { data: { product: { name: expect.any(String) } } } });
+      const byRelayId = await send(enforce.url, method, { documentId: 'relay-review-rating' });
+      expect(byRelayId, method).toMatchObject({ status: 200, body: { data: { review: { rating: expect.any(Number) } } } });
+      const byHash = await send(enforce.url, method, { ...apq(PRODUCT_NAME_ID), variables: { id: '2' } });
+      expect(byHash, method).toMatchObject({ status: 200, body: { data: { product: { name: expect.any(String) } } } });
+      // A Relay document is found by its body's SHA-256 too, as APQ clients compute it.
+      const relayByHash = await send(enforce.url, method, apq(REVIEW_RATING_HASH));
+      expect(relayByHash, method).toMatchObject({ status: 200, body: { data: { review: { rating: expect.any(Number) } } } });
+    }
+  });
+
+  it('enforce: free text is DOCUMENT_NOT_TRUSTED and an unknown id PERSISTED_DOCUMENT_NOT_FOUND, both 400', async () => {
+    for (const method of ['POST', 'GET'] as const) {
+      const text = await send(enforce.url, method, { query: '{ product(id: "1") { name } }' });
+      expect(text.status, method).toBe(400);
+      expect(text.body.errors?.[0].extensions?.code).toBe('DOCUMENT_NOT_TRUSTED');
+      const unknown = await send(enforce.url, method, { documentId: 'no-such-document' });
+      expect(unknown.status, method).toBe(400);
+      expect(unknown.body.errors?.[0].extensions?.code).toBe('PERSISTED_DOCUMENT_NOT_FOUND');
+    }
+  });
+
+  it('allow: registered ids and free text both run; an unknown id is PERSISTED_DOCUMENT_NOT_FOUND', async () => {
+    expect(await send(allow.url, 'POST', { query: '{ product(id: "1") { name } }' })).toMatchObject({ status: 200, body: { data: { product: { name: expect.any(String) } } } });
+    expect(await send(allow.url, 'GET', { documentId: PRODUCT_NAME_ID, variables: { id: '3' } })).toMatchObject({ status: 200 });
+    const unknown = await send(allow.url, 'POST', { documentId: 'no-such-document' });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.errors?.[0].extensions?.code).toBe('PERSISTED_DOCUMENT_NOT_FOUND');
+  });
+
+  it('off: free text runs and document ids are not accepted', async () => {
+    const off = await stack.startRouter({ trustedDocuments: 'off' });
+    expect(await send(off.url, 'POST', { query: '{ product(id: "1") { name } }' })).toMatchObject({ status: 200 });
+    const byId = await send(off.url, 'POST', { documentId: PRODUCT_NAME_ID, variables: { id: '1' } });
+    expect(byId.status).toBe(400);
+    expect(byId.body.data).toBeUndefined();
+  });
+
+  it('refuses a manifest that gives a registered id another document, and one it cannot read, storing nothing', async () => {
+    await writeFile(file('clash.json'), JSON.stringify({ 'relay-review-rating': 'query ReviewRating { review(id: "2") { rating } }', 'relay-new': '{ products { name } }' }));
+    const clash = await runCli(['operations', 'publish', '--client', 'ios', file('clash.json')], env);
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toMatch(/already registered with another document: relay-review-rating/);
+    expect((await send(enforce.url, 'POST', { documentId: 'relay-new' })).body.errors?.[0].extensions?.code).toBe('PERSISTED_DOCUMENT_NOT_FOUND');
+    await writeFile(file('broken.json'), JSON.stringify({ format: 'apollo-persisted-query-manifest', version: 1, operations: [{ id: 'x', body: 'query {' }] }));
+    const broken = await runCli(['operations', 'publish', '--client', 'web', file('broken.json')], env);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/document x does not parse/);
+  });
+
+  it('subgraph check validates the trusted documents too', async () => {
+    await writeFile(file('reviews-no-rating.graphql'), (await readFile(path.join(PACKAGE_ROOT, 'schema', 'reviews.graphql'), 'utf8')).replace(/\n\s*"1 to 5\."\n\s*rating: Int!/, '').replace(', rating: Int!', ''));
+    const { code, stdout } = await runCli(['subgraph', 'check', 'reviews', '--schema', file('reviews-no-rating.graphql')], env);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/ReviewRating\s+client ios\s+trusted document relay-review-rating/);
+    expect(stdout).toMatch(/Cannot query field "rating" on type "Review"/);
   });
 });
