@@ -94,6 +94,7 @@ export function checkJson(name: string, since: Date, result: SchemaCheckResult):
       composed: true,
       changes: result.changes,
       operationsChecked: result.operationsChecked,
+      alreadyInvalid: result.alreadyInvalid,
       brokenOperations: result.broken.map(({ operation, problems }) => ({
         name: operation.operationName,
         client: operation.clientName,
@@ -121,6 +122,7 @@ export function formatCheck(name: string, since: Date, result: SchemaCheckResult
     for (const change of result.changes) lines.push(`  ${change.level.toUpperCase().padEnd(9)}  ${change.type.padEnd(28)}  ${change.message}`);
   }
   lines.push('');
+  if (result.alreadyInvalid > 0) lines.push(`${result.alreadyInvalid} operation${result.alreadyInvalid === 1 ? '' : 's'} seen in the window already fail${result.alreadyInvalid === 1 ? 's' : ''} against the graph served now; not counted against this change.`);
   if (result.broken.length === 0) {
     lines.push(`No operation seen since ${since.toISOString()} breaks (${result.operationsChecked} checked).`);
     if (result.changes.some((c) => c.level === 'breaking')) lines.push('The breaking changes above touch nothing clients used in that window: allowed.');

@@ -49,6 +49,8 @@ export type SchemaCheckResult =
       changes: SchemaChange[];
       operationsChecked: number;
       broken: BrokenOperation[];
+      /** Operations that do not validate against the graph served now either: not this change's doing, so not counted as broken. */
+      alreadyInvalid: number;
     };
 
 export interface SchemaCheckInput {
@@ -74,7 +76,8 @@ const LEVELS: Record<string, ChangeLevel> = {
  *    their locations; or (b) a variable it declares reaches, in the old schema, an input type or enum
  *    that a breaking change touches (a nullable input field made non-null, a removed enum value): the
  *    document still validates, but the values clients send in variables would be refused.
- * A breaking change no operation uses (a field nobody queried in the window) breaks nothing.
+ * A breaking change no operation uses (a field nobody queried in the window) breaks nothing, and an
+ * operation the served graph already refuses is counted apart: only what this change breaks refuses it.
  */
 export async function checkSchemaChange(input: SchemaCheckInput): Promise<SchemaCheckResult> {
   const next = [...input.current.filter((s) => s.name !== input.candidate.name), input.candidate];
@@ -101,11 +104,25 @@ export async function checkSchemaChange(input: SchemaCheckInput): Promise<Schema
     }
   }
   const broken: BrokenOperation[] = [];
+  let alreadyInvalid = 0;
   for (const operation of input.operations) {
+    // An operation the served graph already refuses (after a forced publish, say) is not broken by this change.
+    if (oldSchema && !validatesAgainst(operation.normalised, oldSchema)) {
+      alreadyInvalid += 1;
+      continue;
+    }
     const problems = operationProblems(operation.normalised, newSchema, oldSchema, touchedInputs);
     if (problems.length > 0) broken.push({ operation, problems });
   }
-  return { composed: true, supergraphSdl: composed.supergraphSdl, changes, operationsChecked: input.operations.length, broken };
+  return { composed: true, supergraphSdl: composed.supergraphSdl, changes, operationsChecked: input.operations.length, broken, alreadyInvalid };
+}
+
+function validatesAgainst(text: string, schema: GraphQLSchema): boolean {
+  try {
+    return validate(schema, parse(text)).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 function operationProblems(text: string, newSchema: GraphQLSchema, oldSchema: GraphQLSchema | undefined, touchedInputs: Map<string, SchemaChange[]>): OperationProblem[] {
