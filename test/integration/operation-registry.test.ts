@@ -215,6 +215,12 @@ describe(`operation registry and schema checks against real traffic (${databaseK
       expect(stdout).toMatch(/Product\.name/);
     });
 
+    it('reads the candidate from a running subgraph with --url', async () => {
+      const { code, stdout } = await runCli(['subgraph', 'check', 'shelf', '--url', shelf.url], env);
+      expect(stdout).toMatch(/No change to the API schema\./);
+      expect(code).toBe(0);
+    });
+
     it('answers bad input with exit code 2', async () => {
       expect((await runCli(['subgraph', 'check', 'reviews'], env)).code).toBe(2);
       expect((await runCli(['subgraph', 'check', 'reviews', '--schema', file('missing.graphql')], env)).code).toBe(2);
