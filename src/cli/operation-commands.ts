@@ -40,6 +40,8 @@ export interface CheckOptions {
   schemaFile?: string;
   url?: string;
   since: Date;
+  /** Exit code when the SDL cannot be read. Default 2 (bad input); a publish keeps its historical 1. */
+  unreadableExitCode?: number;
 }
 
 export interface CheckOutcome {
@@ -56,10 +58,10 @@ export async function runCheck(db: Database, options: CheckOptions): Promise<Che
   const url = options.url ?? current.find((s) => s.name === options.name)?.url ?? 'http://candidate.invalid/graphql';
   const sdl = options.schemaFile
     ? await readFile(options.schemaFile, 'utf8').catch((error: Error) => {
-        throw new CliError(`cannot read ${options.schemaFile}: ${error.message}`, 2);
+        throw new CliError(`cannot read ${options.schemaFile}: ${error.message}`, options.unreadableExitCode ?? 2);
       })
     : await fetchServiceSdl(url).catch((error: Error) => {
-        throw new CliError(error.message, 2);
+        throw new CliError(error.message, options.unreadableExitCode ?? 2);
       });
   // What clients sent in the window, and every trusted document (a manifest is a promise that its documents run).
   const seen = await listOperations(db, { since: options.since });
@@ -147,7 +149,7 @@ export function formatCheck(name: string, since: Date, result: SchemaCheckResult
  * when forced past broken operations, the audit note to write once the publish succeeded.
  */
 export async function guardPublish(db: Database, options: CheckOptions & { force: boolean }): Promise<{ sdl: string; afterPublish?: () => Promise<void> }> {
-  const { result, sdl, url } = await runCheck(db, options);
+  const { result, sdl, url } = await runCheck(db, { unreadableExitCode: 1, ...options });
   if (!result.composed || result.broken.length === 0) return { sdl };
   if (!options.force) {
     throw new CliError(
