@@ -27,6 +27,10 @@ import { useJwks } from './plugins/use-jwks.js';
 import { useHardening } from './plugins/use-hardening.js';
 import { useRequestValidation } from './plugins/use-request-validation.js';
 import type { AuditWriter } from './registry/audit-log.js';
+import type { OperationRecorder } from './registry/operation-log.js';
+import { useOperationRegistry } from './plugins/use-operation-registry.js';
+import { TRUSTED_DOCUMENT_PARAMS, useTrustedDocuments } from './plugins/use-trusted-documents.js';
+import type { TrustedDocumentBook } from './registry/trusted-documents.js';
 import type { Authenticator } from './security/authenticate.js';
 import type { Authorizer } from './security/authorization.js';
 import type { KeyRing } from './security/signing-keys.js';
@@ -47,6 +51,10 @@ export interface RouterDeps {
   authorizer: Authorizer;
   /** Audit log writer; absent without a database (supergraph file). */
   audit?: AuditWriter;
+  /** Operation registry recorder; absent without a database or when turned off. */
+  operations?: OperationRecorder;
+  /** Published trusted documents, kept current by the change feed; absent without a database. */
+  trustedDocuments?: TrustedDocumentBook;
   /** OpenTelemetry tracing; absent when off. */
   tracing?: Tracing;
   /** Extra readiness conditions (database reachable...). The graph being composed is always checked. */
@@ -89,6 +97,10 @@ export function createRouter(deps: RouterDeps): Router {
   ];
   // Audit sees every GraphQL request, refused ones included; recording never waits for the database.
   if (deps.audit) plugins.push(useAudit({ writer: deps.audit }));
+  // Trusted documents turn a document id into its parsed document (or refuse free text) before hardening
+  // and everything else reads the query; audit, before it, still records the refusals.
+  const trusted = deps.trustedDocuments && config.trustedDocuments !== 'off' ? config.trustedDocuments : undefined;
+  if (trusted && deps.trustedDocuments) plugins.push(useTrustedDocuments({ mode: trusted, book: deps.trustedDocuments }));
   // Hardening before everything that spends work on a request (token checks, cost, queues): it reads
   // headers, counts body bytes and document tokens, and checks limits; audit still records its refusals.
   plugins.push(
@@ -112,6 +124,8 @@ export function createRouter(deps: RouterDeps): Router {
   plugins.push(useCostLimit({ graph, policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics }), deps.queues.plugin);
   // The deadline starts once the request is admitted.
   if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
+  // Just before execution: only operations admitted by every check above are recorded as executed.
+  if (deps.operations) plugins.push(useOperationRegistry({ recorder: deps.operations }));
   // Last: it reads the authorization decision, and replaces only the execute function the others wrap.
   if (config.queryPlans) plugins.push(useQueryPlans({ graph, metrics, logger }));
   return createYoga({
@@ -120,6 +134,8 @@ export function createRouter(deps: RouterDeps): Router {
       return graph.current!.schema;
     },
     graphqlEndpoint: '/graphql',
+    // GraphQL over HTTP's persisted documents: `documentId` is a body member yoga would otherwise refuse.
+    extraParamNames: trusted ? TRUSTED_DOCUMENT_PARAMS : undefined,
     healthCheckEndpoint: '/healthz',
     landingPage: false,
     graphiql: graphiqlAssets

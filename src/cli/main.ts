@@ -17,6 +17,8 @@ import { mintDevToken } from '../security/authenticate.js';
 import { demoSubgraphs, type DemoSubgraphName } from '../../subgraphs/index.js';
 import { startDemo } from './demo.js';
 import { startRouter } from './start-router.js';
+import { checkExitCode, checkJson, formatCheck, guardPublish, operationsListCommand, operationsPublishCommand, parseSince, runCheck } from './operation-commands.js';
+import { InvalidManifestError } from '../registry/trusted-documents.js';
 import {
   CliError,
   formatCompositionErrors,
@@ -89,6 +91,8 @@ function untilSignal(close: () => Promise<void>): void {
 
 export function buildProgram(): Command {
   const program = new Command('switchyard').description('GraphQL federation router').version(version).showHelpAfterError();
+  // Root options only before a command: `operations publish --version V` is the command's own flag, not ours.
+  program.enablePositionalOptions();
 
   program
     .command('demo')
@@ -161,12 +165,41 @@ export function buildProgram(): Command {
     .option('--schema <file>', 'SDL file (default: read { _service { sdl } } from --url)')
     .addOption(new Option('--timeout-ms <ms>', 'timeout of one attempt to this subgraph').argParser(integer('timeout', 1)))
     .addOption(new Option('--route <json>', 'route metadata as JSON: timeoutMs, breaker, retry, hedge, fallback (see README)').argParser(routeArgument))
+    .option('--since <window>', 'operations seen in this window are checked first (7d, 24h, or an ISO time)', '7d')
+    .option('--force', 'publish even if operations in use would break (written to the audit log with the operations it breaks)')
     .addOption(databaseOption())
     .addOption(dataDirOption())
-    .action(async (name: string, options: { url: string; schema?: string; timeoutMs?: number; route?: RouteMetadata; databaseUrl?: string; dataDir?: string }) => {
+    .action(async (name: string, options: { url: string; schema?: string; timeoutMs?: number; route?: RouteMetadata; since: string; force?: boolean; databaseUrl?: string; dataDir?: string }) => {
       const route = options.route || options.timeoutMs !== undefined ? { ...options.route, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) } : undefined;
-      const { changed } = await withDatabase(storeConfig(options), (db) => publish(db, { name, url: options.url, schemaFile: options.schema, route }));
+      const since = parseSince(options.since);
+      const { changed } = await withDatabase(storeConfig(options), async (db) => {
+        // The same check as `subgraph check`, first: an operation in use that would break refuses the publish.
+        const guard = await guardPublish(db, { name, url: options.url, schemaFile: options.schema, since, force: options.force ?? false });
+        const outcome = await publish(db, { name, url: options.url, sdl: guard.sdl, route });
+        if (outcome.changed && guard.afterPublish) {
+          await guard.afterPublish();
+          console.error(`warning: published ${name} although operations in use break (--force); written to the audit log`);
+        }
+        return outcome;
+      });
       console.log(changed ? `published ${name}` : `${name} is already published with this URL and schema`);
+    });
+
+  subgraph
+    .command('check')
+    .description('compose a candidate schema, diff the API schema and validate the operations seen in the window against it')
+    .argument('<name>', 'subgraph name')
+    .option('--schema <file>', 'candidate SDL file')
+    .option('--url <url>', 'read the candidate SDL from this running subgraph ({ _service { sdl } })')
+    .option('--since <window>', 'check operations seen in this window (7d, 24h, 30m, or an ISO time)', '7d')
+    .option('--json', 'machine-readable output')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (name: string, options: { schema?: string; url?: string; since: string; json?: boolean; databaseUrl?: string; dataDir?: string }) => {
+      const since = parseSince(options.since);
+      const { result } = await withDatabase(storeConfig(options), (db) => runCheck(db, { name, schemaFile: options.schema, url: options.url, since }));
+      console.log(options.json ? checkJson(name, since, result) : formatCheck(name, since, result));
+      process.exitCode = checkExitCode(result);
     });
 
   subgraph
@@ -234,6 +267,33 @@ export function buildProgram(): Command {
       const removed = await withDatabase(storeConfig(options), (db) => removePolicy(db, operation));
       if (!removed) throw new CliError(`no policy for "${operation}"`);
       console.log(`removed the policy of ${operation}`);
+    });
+
+  const operations = program.command('operations').description('the operation registry: what runs, by whom, how often');
+
+  operations
+    .command('list')
+    .description('list the operations seen in a window, most executed first')
+    .option('--since <window>', 'only operations seen in this window (7d, 24h, 30m, or an ISO time)', '7d')
+    .option('--client <name>', 'only this client')
+    .option('--json', 'machine-readable output')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (options: { since: string; client?: string; json?: boolean; databaseUrl?: string; dataDir?: string }) => {
+      const since = parseSince(options.since);
+      console.log(await withDatabase(storeConfig(options), (db) => operationsListCommand(db, { since, client: options.client, json: options.json ?? false })));
+    });
+
+  operations
+    .command('publish')
+    .description('register a trusted-document manifest (Apollo persisted query manifest or Relay format)')
+    .argument('<file>', 'the manifest (JSON)')
+    .requiredOption('--client <name>', 'the client these documents belong to')
+    .option('--version <version>', 'the client version that ships them', '')
+    .addOption(databaseOption())
+    .addOption(dataDirOption())
+    .action(async (file: string, options: { client: string; version: string; databaseUrl?: string; dataDir?: string }) => {
+      console.log(await withDatabase(storeConfig(options), (db) => operationsPublishCommand(db, { file, clientName: options.client, clientVersion: options.version })));
     });
 
   const permission = program.command('permission').description('authorization rules, live on every router within a second');
@@ -308,6 +368,8 @@ export function buildProgram(): Command {
         const who = row.subject ?? 'anonymous';
         const codes = row.errorCodes.length ? ` ${row.errorCodes.join(',')}` : '';
         console.log(`${row.at.toISOString()}  ${String(row.status).padEnd(3)}  ${(row.operationName ?? '(anonymous)').padEnd(20)}  ${who.padEnd(16)}  ${Math.round(row.durationMs)}ms  [${row.subgraphs.join(' ')}]${row.complete ? '' : ' partial'}${codes}`);
+        // Administrative notes (a forced publish) say why on the next line.
+        if (row.detail !== null && row.detail !== undefined) console.log(`    ${JSON.stringify(row.detail)}`);
       }
     });
 
@@ -349,7 +411,7 @@ function report(error: unknown): number {
     console.error(formatCompositionErrors(error));
     return 1;
   }
-  if (error instanceof InvalidSubgraphError || error instanceof InvalidPolicyError || error instanceof InvalidPermissionError) {
+  if (error instanceof InvalidSubgraphError || error instanceof InvalidManifestError || error instanceof InvalidPolicyError || error instanceof InvalidPermissionError) {
     console.error(`error: ${error.message}`);
     return 2;
   }

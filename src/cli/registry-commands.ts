@@ -58,13 +58,15 @@ export interface PublishOptions {
   name: string;
   url: string;
   schemaFile?: string;
+  /** The SDL itself, already read (by the check that runs before a publish); wins over `schemaFile`. */
+  sdl?: string;
   route?: RouteMetadata;
 }
 
 export async function publish(db: Database, options: PublishOptions): Promise<{ changed: boolean }> {
-  const sdl = options.schemaFile ? await readFile(options.schemaFile, 'utf8').catch((e: Error) => {
+  const sdl = options.sdl ?? (options.schemaFile ? await readFile(options.schemaFile, 'utf8').catch((e: Error) => {
     throw new CliError(`cannot read ${options.schemaFile}: ${e.message}`);
-  }) : await fetchServiceSdl(options.url);
+  }) : await fetchServiceSdl(options.url));
   const { changed } = await publishSubgraph(db, { name: options.name, url: options.url, sdl, route: options.route }, compositionCheck);
   return { changed };
 }

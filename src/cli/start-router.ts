@@ -20,6 +20,8 @@ import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-
 import { principalOf } from '../plugins/use-authentication.js';
 import { forbiddenField } from '../plugins/use-authorization.js';
 import { createAuditWriter, defaultSpillDir, type AuditWriter } from '../registry/audit-log.js';
+import { createOperationRecorder, type OperationRecorder } from '../registry/operation-log.js';
+import { listTrustedDocuments, TrustedDocumentBook } from '../registry/trusted-documents.js';
 import { listPermissions, PermissionBook } from '../registry/permission-store.js';
 import { createAuthenticator, type Authenticator } from '../security/authenticate.js';
 import { Authorizer, installGuards } from '../security/authorization.js';
@@ -114,6 +116,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let fileSource: GraphSource | undefined;
   let feed: ChangeFeed | undefined;
   let audit: AuditWriter | undefined;
+  let operations: OperationRecorder | undefined;
+  let trustedDocuments: TrustedDocumentBook | undefined;
   let keyRing: KeyRing;
   let authenticator: Authenticator | undefined;
   try {
@@ -131,7 +135,12 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       if (config.audit) audit = createAuditWriter({ db, spillDir: defaultSpillDir(config.dataDir), onError: (error) => logger.warn({ err: error }, 'audit log: database unreachable or entry refused; spilling to disk') });
       const writer = audit;
       if (writer) metrics.watchAudit(() => writer.stats());
+      if (config.operationRegistry) {
+        const recorder = (operations = createOperationRecorder({ db, onError: (error) => logger.warn({ err: error }, 'operation registry: write failed; retrying on the next interval') }));
+        metrics.watchOperations(() => recorder.stats());
+      }
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
+      const book = (trustedDocuments = new TrustedDocumentBook());
       const ring = keyRing;
       const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans });
       // One feed for every live table: each topic reloads its own in-memory copy.
@@ -141,6 +150,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           if (topic === 'subgraphs') await registry.reload();
           else if (topic === 'permissions') permissions.replace(await listPermissions(db));
           else if (topic === 'signing_keys') await ring.reload(db);
+          else if (topic === 'trusted_documents') book.replace(await listTrustedDocuments(db));
           else if (topic === 'policies') {
             policies.replace(await listPolicies(db));
             queues.pumpAll();
@@ -154,6 +164,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     await fileSource?.stop().catch(() => {});
     await feed?.stop().catch(() => {});
     await audit?.close().catch(() => {});
+    await operations?.close().catch(() => {});
     await dispatcher.close().catch(() => {});
     if (ownsDatabase) await database?.close().catch(() => {});
     await tracing?.shutdown().catch(() => {});
@@ -172,6 +183,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     authenticator,
     authorizer,
     audit,
+    operations,
+    trustedDocuments,
     tracing,
     isReady: db ? () => db.query('select 1').then(() => true, () => false) : undefined,
     graphiqlDocument: options.graphiqlDocument,
@@ -197,6 +210,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       await feed?.stop();
       // After the drain: every request has recorded its entry; flush them before the database goes.
       await audit?.close().catch((error: Error) => logger.error({ err: error }, 'audit log: entries could not be saved'));
+      // Likewise the operation counts of the drained requests.
+      await operations?.close().catch((error: Error) => logger.error({ err: error }, 'operation registry: counts could not be saved'));
       await dispatcher.close();
       if (ownsDatabase) await database?.close();
       // Last: the spans of the drained requests are flushed (an unreachable collector only delays exit by its timeout).

@@ -30,6 +30,8 @@ export const ENV_NAMES = {
   subgraphTokenTtlSeconds: 'SWITCHYARD_SUBGRAPH_TOKEN_TTL_SECONDS',
   subgraphTokens: 'SWITCHYARD_SUBGRAPH_TOKENS',
   audit: 'SWITCHYARD_AUDIT',
+  operationRegistry: 'SWITCHYARD_OPERATION_REGISTRY',
+  trustedDocuments: 'SWITCHYARD_TRUSTED_DOCUMENTS',
   authorizationDefault: 'SWITCHYARD_AUTHORIZATION_DEFAULT',
   maxBodyBytes: 'SWITCHYARD_MAX_BODY_BYTES',
   maxDepth: 'SWITCHYARD_MAX_DEPTH',

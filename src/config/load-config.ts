@@ -44,7 +44,7 @@ export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>
   }
   const parsed = result.data;
   const production = parsed.nodeEnv === 'production';
-  const config: Config = { ...parsed, graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production };
+  const config: Config = { ...parsed, graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production, trustedDocuments: parsed.trustedDocuments ?? (production ? 'allow' : 'off') };
   const conflicts = (options.purpose ?? 'router') === 'router' ? configConflicts(config) : [];
   if (conflicts.length > 0) throw new ConfigError(conflicts);
   return Object.freeze(config);

@@ -64,6 +64,14 @@ export const configSchema = z
     subgraphTokens: booleanLike.default(true),
     /** Write an audit row per request (needs the database). Default on; off only to measure its cost. */
     audit: booleanLike.default(true),
+    /** Record every executed operation and its client in the operation registry (needs the database). Default on. */
+    operationRegistry: booleanLike.default(true),
+    /**
+     * Trusted documents (`switchyard operations publish`): `off` ignores document ids; `allow` runs a
+     * registered document by `documentId` or `extensions.persistedQuery.sha256Hash`, and free text too;
+     * `enforce` runs registered documents only. Default `off`, `allow` in production.
+     */
+    trustedDocuments: z.enum(['off', 'allow', 'enforce']).optional(),
     /** Lifetime of a per-subgraph token minted by the router, in seconds (never beyond the user token). Default 60. */
     subgraphTokenTtlSeconds: z.coerce.number().int().min(5).max(3600).default(300),
     /** Coordinates without any permission rule: `open` (allowed) or `closed` (denied). Default `open`. */
@@ -111,4 +119,4 @@ export const configSchema = z
 
 export type ConfigInput = z.input<typeof configSchema>;
 type ParsedConfig = z.output<typeof configSchema>;
-export type Config = Readonly<Omit<ParsedConfig, 'graphiql' | 'dashboard' | 'devIssuer'> & { graphiql: boolean; dashboard: boolean; devIssuer: boolean }>;
+export type Config = Readonly<Omit<ParsedConfig, 'graphiql' | 'dashboard' | 'devIssuer' | 'trustedDocuments'> & { graphiql: boolean; dashboard: boolean; devIssuer: boolean; trustedDocuments: 'off' | 'allow' | 'enforce' }>;

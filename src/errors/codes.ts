@@ -40,6 +40,8 @@ export const ERROR_CODES = {
   QUEUE_TIMEOUT: { status: 503, title: 'Waited too long in the queue', retryable: true, description: 'The request waited longer than the operation’s max wait.' },
   RATE_LIMITED: { status: 429, title: 'Rate limit reached', retryable: true, description: 'The client spent its cost budget for now.' },
   REQUEST_TOO_LARGE: { status: 413, title: 'Request body too large', retryable: false, description: 'The request body exceeds the configured limit.' },
+  DOCUMENT_NOT_TRUSTED: { status: 400, title: 'Document not trusted', retryable: false, description: 'The router runs registered documents only (`SWITCHYARD_TRUSTED_DOCUMENTS=enforce`): send a `documentId` from a published manifest instead of the query text.' },
+  PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, title: 'Persisted document not found', retryable: false, description: 'No published manifest holds the `documentId` or persisted-query hash the request sent.' },
   STALE: { status: 200, title: 'Stale section served', retryable: false, description: 'A failed section was answered from a recent good copy.' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

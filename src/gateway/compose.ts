@@ -15,7 +15,7 @@ export interface CompositionIssue {
 }
 
 export type CompositionOutcome =
-  | { ok: true; supergraphSdl: string }
+  | { ok: true; supergraphSdl: string; /** The API schema clients see (no federation or join directives, no @inaccessible parts). */ publicSdl: string }
   | { ok: false; errors: CompositionIssue[] };
 
 function parseSubgraph(definition: SubgraphDefinition): DocumentNode | CompositionIssue {
@@ -55,5 +55,5 @@ export function composeSupergraph(subgraphs: readonly SubgraphDefinition[]): Com
       errors: result.errors.map((error) => ({ code: String(error.extensions?.code ?? 'COMPOSITION_ERROR'), message: error.message })),
     };
   }
-  return { ok: true, supergraphSdl: result.supergraphSdl };
+  return { ok: true, supergraphSdl: result.supergraphSdl, publicSdl: result.publicSdl };
 }

@@ -46,6 +46,8 @@ export interface AuditRow {
   durationMs: number;
   errorCodes: string[];
   complete: boolean;
+  /** Why an administrative action was taken (a forced publish names the operations it breaks); null for requests. */
+  detail: unknown;
 }
 
 export interface AuditWriterOptions {
@@ -705,6 +707,7 @@ interface AuditRowRecord {
   duration_ms: number;
   error_codes: string[];
   complete: boolean;
+  detail: unknown;
 }
 
 /** Audit rows, newest first (by request time), for `switchyard audit`. */
@@ -724,7 +727,7 @@ export async function queryAudit(db: Queryable, query: AuditQuery = {}): Promise
   }
   params.push(limit);
   const { rows } = await db.query<AuditRowRecord>(
-    `select id, at, request_id, trace_id, client, subject, operation_name, operation_hash, subgraphs, status, duration_ms, error_codes, complete
+    `select id, at, request_id, trace_id, client, subject, operation_name, operation_hash, subgraphs, status, duration_ms, error_codes, complete, detail
        from audit_log ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
       order by at desc, id desc
       limit $${params.length}`,
@@ -744,5 +747,31 @@ export async function queryAudit(db: Queryable, query: AuditQuery = {}): Promise
     durationMs: Number(row.duration_ms),
     errorCodes: row.error_codes,
     complete: row.complete,
+    detail: row.detail ?? null,
   }));
+}
+
+/** An administrative action (not a request) for the audit log, written at once by the CLI. */
+export interface AuditNote {
+  /** What was done, shown where a request's operation name is: e.g. `subgraph publish --force`. */
+  action: string;
+  /** Who did it (the OS user running the CLI). */
+  subject: string | null;
+  /** Error codes the action overrode, e.g. `BREAKING_CHANGE_FORCED`. */
+  codes: readonly string[];
+  subgraphs: readonly string[];
+  /** JSON detail: what the action overrode and why. */
+  detail: unknown;
+}
+
+/**
+ * Writes one note straight away (one INSERT; the CLI has no request path to keep free). It takes its
+ * own writer id, so it can never collide with a router's (writer id, sequence) keys.
+ */
+export async function writeAuditNote(db: Queryable, note: AuditNote): Promise<void> {
+  await db.query(
+    `insert into audit_log (writer_id, writer_seq, at, request_id, client, subject, operation_name, subgraphs, status, duration_ms, error_codes, complete, detail)
+     values ($1::uuid, 0, now(), $2, 'switchyard-cli', $3, $4, $5::text[], 0, 0, $6::text[], true, $7::jsonb)`,
+    [randomUUID(), randomUUID(), note.subject, note.action, [...note.subgraphs], [...note.codes], JSON.stringify(note.detail ?? null)],
+  );
 }

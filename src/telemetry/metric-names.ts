@@ -25,6 +25,7 @@ export const METRIC = {
   cacheRequests: 'switchyard_cache_requests_total',
   auditBuffered: 'switchyard_audit_buffered',
   auditSpilled: 'switchyard_audit_spilled_total',
+  operationsRecorded: 'switchyard_operations_recorded_total',
   executions: 'switchyard_executions_total',
   plans: 'switchyard_plans_total',
   schemaVersion: 'switchyard_schema_version',

@@ -36,6 +36,8 @@ export interface RouterMetrics {
   watchCache(cache: string, stats: () => { hits: number; misses: number }): void;
   /** Reads the audit writer's counters at every scrape. */
   watchAudit(stats: () => { buffered: number; spilled: number }): void;
+  /** Reads the operation recorder's counter at every scrape. */
+  watchOperations(stats: () => { recorded: number }): void;
   /** Operations executed, by path: `plan` (a query plan), `stitching`, or `plan_error` (a plan runner failure, run again by stitching). */
   readonly executions: Counter<'path'>;
   /** Documents planned, by outcome: planned, unsupported (runs by stitching), invalid or failed (planner bugs; run by stitching). */
@@ -127,6 +129,19 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
           const spilled = stats().spilled;
           if (spilled > reported) this.inc(spilled - reported);
           reported = spilled;
+        },
+      });
+    },
+    watchOperations(stats) {
+      let reported = 0;
+      new Counter({
+        name: METRIC.operationsRecorded,
+        help: 'Executions recorded in the operation registry (counted in memory, written in batches).',
+        registers: [registry],
+        collect() {
+          const recorded = stats().recorded;
+          if (recorded > reported) this.inc(recorded - reported);
+          reported = recorded;
         },
       });
     },

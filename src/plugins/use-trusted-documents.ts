@@ -1,0 +1,51 @@
+// Trusted documents: requests that send a document id instead of the query text, and, under `enforce`, only those.
+import type { Plugin } from 'graphql-yoga';
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { clientError } from '../errors/client-error.js';
+import type { TrustedDocumentBook } from '../registry/trusted-documents.js';
+
+export interface TrustedDocumentsOptions {
+  /** `allow`: ids and free text; `enforce`: registered documents only. (`off` adds no plugin.) */
+  mode: 'allow' | 'enforce';
+  /** Kept current by the registry's change feed. */
+  book: TrustedDocumentBook;
+}
+
+/** Body members, besides yoga's own, that a request may carry: GraphQL over HTTP's persisted documents. */
+export const TRUSTED_DOCUMENT_PARAMS = ['documentId'];
+
+/**
+ * Built on graphql-yoga's persisted-operations plugin, which already does the hard part: it runs in
+ * `onParams`, before anything parses the query, and hands yoga the document parsed once (our book
+ * holds parsed documents), so a request by id is never parsed again. We add:
+ * 1. Where the id is: `documentId` in a POST body or a GET query string (GraphQL over HTTP, persisted
+ *    documents), else Apollo's `extensions.persistedQuery.sha256Hash` (version 1), POST or GET.
+ * 2. Our error codes, answered 400 before any subgraph call: free text under `enforce` is
+ *    DOCUMENT_NOT_TRUSTED, an unknown id PERSISTED_DOCUMENT_NOT_FOUND, neither text nor id BAD_REQUEST.
+ * Validation still runs (yoga caches it per document and schema): a document registered before a
+ * schema change must not run unchecked against a graph it no longer fits.
+ */
+export function useTrustedDocuments(options: TrustedDocumentsOptions): Plugin {
+  const { book } = options;
+  return usePersistedOperations({
+    allowArbitraryOperations: options.mode === 'allow',
+    extractPersistedOperationId(params, request) {
+      const documentId = (params as { documentId?: unknown }).documentId;
+      if (typeof documentId === 'string' && documentId !== '') return documentId;
+      if (request.method === 'GET') {
+        const fromQuery = new URL(request.url).searchParams.get('documentId');
+        if (fromQuery) return fromQuery;
+      }
+      const persisted = (params.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined)?.persistedQuery;
+      return persisted?.version === 1 && typeof persisted.sha256Hash === 'string' ? persisted.sha256Hash : null;
+    },
+    getPersistedOperation(key) {
+      return book.get(key) ?? null;
+    },
+    customErrors: {
+      persistedQueryOnly: () => clientError('DOCUMENT_NOT_TRUSTED', 'This router runs registered documents only: send a documentId from a published manifest instead of the query text.', { httpStatus: 400 }),
+      notFound: () => clientError('PERSISTED_DOCUMENT_NOT_FOUND', 'No published manifest holds this document id.', { httpStatus: 400 }),
+      keyNotFound: () => clientError('BAD_REQUEST', 'Send the query text or a documentId.', { httpStatus: 400 }),
+    },
+  }) as Plugin;
+}

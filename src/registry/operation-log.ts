@@ -1,0 +1,297 @@
+// The operation registry (tables `operations`, `operation_counts`): a recorder that batches what routers execute off the request path, and the queries behind `switchyard operations list` and `subgraph check`.
+import type { Database, Queryable } from './database.js';
+
+/** One execution, as the router saw it. The document is already normalised and hashed (the plugin does it once per document). */
+export interface OperationSighting {
+  /** SHA-256 (hex) of `normalised`. */
+  hash: string;
+  /** graphql-js `print(parse(document))`. */
+  normalised: string;
+  operationName: string | null;
+  operationType: string;
+  /** '' when the client did not say who it is. */
+  clientName: string;
+  clientVersion: string;
+  /** When it ran; default now. */
+  at?: Date;
+}
+
+export interface OperationRecorderOptions {
+  /** The metadata store. The recorder only runs INSERTs on it and never closes it. */
+  db: Database;
+  /** Longest time, in ms, a sighting waits in memory before it is written. Default 1,000. */
+  flushIntervalMs?: number;
+  /**
+   * Distinct (document, client, version, day) entries held in memory between writes. A sighting of an
+   * entry already held only bumps its counter, whatever the limit; a new entry past it is dropped and
+   * counted (`stats().dropped`). Default 10,000.
+   */
+  maxPending?: number;
+  /** How long, in ms, `close` waits for the last write. Default 5,000. */
+  closeTimeoutMs?: number;
+  /** Told about failed writes (the entries stay in memory and are retried). Default: none. */
+  onError?: (error: Error) => void;
+}
+
+export interface OperationRecorderStats {
+  /** Sightings accepted (metric `switchyard_operations_recorded_total`). */
+  recorded: number;
+  /** Entries in memory, not yet written. */
+  pending: number;
+  /** Sightings refused because `maxPending` distinct entries were already waiting. */
+  dropped: number;
+}
+
+export interface OperationRecorder {
+  /** Synchronous and O(1): adds one to the sighting's counter in memory. Never throws, never waits for the database. */
+  record(sighting: OperationSighting): void;
+  /** Resolves when every sighting recorded before the call is in the database; rejects if the write failed (the entries stay pending). */
+  flush(): Promise<void>;
+  /** Stops the timer and writes what is pending (within `closeTimeoutMs`). */
+  close(): Promise<void>;
+  stats(): OperationRecorderStats;
+}
+
+interface Pending {
+  sighting: OperationSighting;
+  day: string;
+  count: number;
+  firstSeen: number;
+  lastSeen: number;
+}
+
+/** Upserts the batch's operations: a new one is inserted with its text, a known one only moves its last-seen time. */
+const UPSERT_OPERATIONS = `insert into operations as o (hash, normalised, operation_name, operation_type, client_name, client_version, first_seen, last_seen)
+  select u.hash, u.normalised, u.operation_name, u.operation_type, u.client_name, u.client_version, u.first_seen, u.last_seen
+  from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
+    as u(hash, normalised, operation_name, operation_type, client_name, client_version, first_seen, last_seen)
+  on conflict (hash, client_name, client_version) do update
+    set last_seen = greatest(o.last_seen, excluded.last_seen), first_seen = least(o.first_seen, excluded.first_seen)`;
+
+const UPSERT_COUNTS = `insert into operation_counts as c (hash, client_name, client_version, day, count)
+  select u.hash, u.client_name, u.client_version, u.day, u.count
+  from unnest($1::text[], $2::text[], $3::text[], $4::date[], $5::bigint[]) as u(hash, client_name, client_version, day, count)
+  on conflict (hash, client_name, client_version, day) do update set count = c.count + excluded.count`;
+
+/**
+ * Keeps sightings as counters in memory and writes them in one transaction per interval:
+ * 1. `record` adds one to the entry of (hash, client, version, UTC day), creating it if new: no I/O.
+ * 2. Every `flushIntervalMs` (and on `flush`/`close`) the entries are taken out of the map and written
+ *    with two statements, whatever their number: operations upserted (one row per distinct document and
+ *    client), counts added to the day's row. A request never costs a query of its own.
+ * 3. A failed write puts the entries back (their counts added to whatever arrived meanwhile), to be
+ *    retried on the next interval: nothing accepted is lost while the process lives.
+ * 4. Writes run one at a time; `close` flushes last. Past `closeTimeoutMs` it gives up and reports
+ *    what was not written (counts, not documents: the next sighting re-inserts a document).
+ * Why not the audit writer's ring buffer and spill files: an operation is counted, not kept one row per
+ * request, so the in-memory map is already bounded by distinct documents, not by traffic.
+ */
+export function createOperationRecorder(options: OperationRecorderOptions): OperationRecorder {
+  const { db } = options;
+  const flushIntervalMs = options.flushIntervalMs ?? 1_000;
+  const maxPending = options.maxPending ?? 10_000;
+  const closeTimeoutMs = options.closeTimeoutMs ?? 5_000;
+  let pending = new Map<string, Pending>();
+  let recorded = 0;
+  let dropped = 0;
+  let writing: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  function report(error: unknown): void {
+    try {
+      options.onError?.(error instanceof Error ? error : new Error(String(error)));
+    } catch {
+      // A reporter that throws must not break recording.
+    }
+  }
+
+  function arm(): void {
+    if (timer || closed) return;
+    timer = setTimeout(function flushOperations() {
+      timer = undefined;
+      flush().catch(() => {}); // reported in write
+    }, flushIntervalMs);
+    timer.unref();
+  }
+
+  function record(sighting: OperationSighting): void {
+    try {
+      const at = sighting.at?.getTime() ?? Date.now();
+      const day = new Date(at).toISOString().slice(0, 10);
+      const key = `${sighting.hash}\n${sighting.clientName}\n${sighting.clientVersion}\n${day}`;
+      const entry = pending.get(key);
+      if (entry) {
+        entry.count += 1;
+        if (at > entry.lastSeen) entry.lastSeen = at;
+        if (at < entry.firstSeen) entry.firstSeen = at;
+      } else {
+        if (pending.size >= maxPending) {
+          dropped += 1;
+          return;
+        }
+        pending.set(key, { sighting, day, count: 1, firstSeen: at, lastSeen: at });
+      }
+      recorded += 1;
+      arm();
+    } catch (error) {
+      dropped += 1;
+      report(error);
+    }
+  }
+
+  /** Puts entries of a failed write back, adding to what arrived meanwhile. */
+  function restore(batch: Map<string, Pending>): void {
+    for (const [key, entry] of batch) {
+      const current = pending.get(key);
+      if (!current) pending.set(key, entry);
+      else {
+        current.count += entry.count;
+        current.firstSeen = Math.min(current.firstSeen, entry.firstSeen);
+        current.lastSeen = Math.max(current.lastSeen, entry.lastSeen);
+      }
+    }
+  }
+
+  async function write(batch: Map<string, Pending>): Promise<void> {
+    // One operations row per (hash, client, version), even when the batch spans two days.
+    const operations = new Map<string, Pending>();
+    for (const entry of batch.values()) {
+      const { hash, clientName, clientVersion } = entry.sighting;
+      const key = `${hash}\n${clientName}\n${clientVersion}`;
+      const seen = operations.get(key);
+      if (!seen) operations.set(key, { ...entry });
+      else {
+        seen.firstSeen = Math.min(seen.firstSeen, entry.firstSeen);
+        seen.lastSeen = Math.max(seen.lastSeen, entry.lastSeen);
+      }
+    }
+    const ops = [...operations.values()];
+    const counts = [...batch.values()];
+    await db.transaction(async (tx) => {
+      await tx.query(UPSERT_OPERATIONS, [
+        ops.map((e) => e.sighting.hash),
+        ops.map((e) => e.sighting.normalised),
+        ops.map((e) => e.sighting.operationName),
+        ops.map((e) => e.sighting.operationType),
+        ops.map((e) => e.sighting.clientName),
+        ops.map((e) => e.sighting.clientVersion),
+        ops.map((e) => new Date(e.firstSeen).toISOString()),
+        ops.map((e) => new Date(e.lastSeen).toISOString()),
+      ]);
+      await tx.query(UPSERT_COUNTS, [
+        counts.map((e) => e.sighting.hash),
+        counts.map((e) => e.sighting.clientName),
+        counts.map((e) => e.sighting.clientVersion),
+        counts.map((e) => e.day),
+        counts.map((e) => String(e.count)),
+      ]);
+    });
+  }
+
+  function flush(): Promise<void> {
+    const run = writing.then(async function writePending() {
+      if (pending.size === 0) return;
+      const batch = pending;
+      pending = new Map();
+      try {
+        await write(batch);
+      } catch (error) {
+        restore(batch);
+        arm();
+        report(error);
+        throw error;
+      }
+    });
+    writing = run.catch(() => {});
+    return run;
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return writing;
+    closed = true;
+    clearTimeout(timer);
+    timer = undefined;
+    let deadline: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      deadline = setTimeout(resolve, closeTimeoutMs, 'expired');
+    });
+    try {
+      const outcome = await Promise.race([flush().then(() => 'written' as const, () => 'failed' as const), expired]);
+      if (outcome !== 'written' && pending.size > 0) report(new Error(`operation registry: ${pending.size} operation counts could not be written at shutdown`));
+    } finally {
+      clearTimeout(deadline);
+    }
+  }
+
+  return { record, flush, close, stats: () => ({ recorded, pending: pending.size, dropped }) };
+}
+
+/** One operation as `operations list` and `subgraph check` see it: counts summed over the window. */
+export interface OperationRecord {
+  hash: string;
+  normalised: string;
+  operationName: string | null;
+  operationType: string;
+  clientName: string;
+  clientVersion: string;
+  firstSeen: Date;
+  lastSeen: Date;
+  /** Executions in the window (whole UTC days from the window's first day). */
+  count: number;
+}
+
+export interface OperationQuery {
+  /** Only operations last seen at or after this time. */
+  since?: Date;
+  /** Only this client name. */
+  client?: string;
+}
+
+interface OperationRow {
+  hash: string;
+  normalised: string;
+  operation_name: string | null;
+  operation_type: string;
+  client_name: string;
+  client_version: string;
+  first_seen: Date;
+  last_seen: Date;
+  count: string | null;
+}
+
+/** The operations seen in the window, most executed first. */
+export async function listOperations(db: Queryable, query: OperationQuery = {}): Promise<OperationRecord[]> {
+  const params: unknown[] = [];
+  const where: string[] = [];
+  let countSince = '';
+  if (query.since !== undefined) {
+    if (!(query.since instanceof Date) || Number.isNaN(query.since.getTime())) throw new RangeError('since must be a valid Date');
+    params.push(query.since.toISOString());
+    where.push(`o.last_seen >= $${params.length}::timestamptz`);
+    countSince = `and c.day >= ($${params.length}::timestamptz at time zone 'UTC')::date`;
+  }
+  if (query.client !== undefined) {
+    params.push(query.client);
+    where.push(`o.client_name = $${params.length}`);
+  }
+  const { rows } = await db.query<OperationRow>(
+    `select o.hash, o.normalised, o.operation_name, o.operation_type, o.client_name, o.client_version, o.first_seen, o.last_seen,
+        (select coalesce(sum(c.count), 0) from operation_counts c
+          where c.hash = o.hash and c.client_name = o.client_name and c.client_version = o.client_version ${countSince}) as count
+       from operations o ${where.length > 0 ? `where ${where.join(' and ')}` : ''}
+      order by count desc, o.last_seen desc, o.hash, o.client_name, o.client_version`,
+    params,
+  );
+  return rows.map((row) => ({
+    hash: row.hash,
+    normalised: row.normalised,
+    operationName: row.operation_name,
+    operationType: row.operation_type,
+    clientName: row.client_name,
+    clientVersion: row.client_version,
+    firstSeen: row.first_seen,
+    lastSeen: row.last_seen,
+    count: Number(row.count ?? 0),
+  }));
+}
