@@ -38,7 +38,7 @@ export interface RouterMetrics {
   watchAudit(stats: () => { buffered: number; spilled: number }): void;
   /** Reads the operation recorder's counter at every scrape. */
   watchOperations(stats: () => { recorded: number }): void;
-  /** Operations executed, by path: `plan` (a query plan), `stitching`, or `plan_error` (a plan runner failure, run again by stitching). */
+  /** Operations executed, by path: `plan` (a query plan), `stitching`, or `plan_error` (a plan runner failure: the request fails, nothing is re-run). */
   readonly executions: Counter<'path'>;
   /** Documents planned, by outcome: planned, unsupported (runs by stitching), invalid or failed (planner bugs; run by stitching). */
   readonly plans: Counter<'outcome'>;
@@ -145,7 +145,7 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
         },
       });
     },
-    executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document), stitching, or plan_error (the plan runner failed and stitching ran it).', labelNames: ['path'], registers: [registry] }),
+    executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document and decision), stitching (subscriptions, or every operation with query plans off), or plan_error (the plan runner failed: a bug; the request failed).', labelNames: ['path'], registers: [registry] }),
     plans: new Counter({ name: METRIC.plans, help: 'Documents planned (once per document and graph), by outcome: planned, unsupported (runs by stitching), invalid (a subgraph document failed validation against its subgraph; a planner bug) or failed (the planner threw; a bug).', labelNames: ['outcome'], registers: [registry] }),
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
     schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
