@@ -116,7 +116,7 @@ export function createRouter(deps: RouterDeps): Router {
   // Identify the caller once, before the body is even parsed.
   if (deps.authenticator && config.authMode !== 'off') plugins.push(useAuthentication({ mode: config.authMode, authenticator: deps.authenticator, metrics }));
   // Completeness comes before every plugin that may refuse a request, so refusals are labelled too.
-  if (config.resilience) plugins.push(useCompleteness({ metrics }));
+  if (config.resilience) plugins.push(useCompleteness({ metrics, extension: config.completenessExtension }));
   // Who may see what: cheaper than costing, and a refused request costs nothing more.
   plugins.push(useAuthorization({ graph, authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost

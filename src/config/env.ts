@@ -15,6 +15,7 @@ export const ENV_NAMES = {
   registryPollMs: 'SWITCHYARD_REGISTRY_POLL_MS',
   resilience: 'SWITCHYARD_RESILIENCE',
   queryPlans: 'SWITCHYARD_QUERY_PLANS',
+  completenessExtension: 'SWITCHYARD_COMPLETENESS_EXTENSION',
   defaultDeadlineMs: 'SWITCHYARD_DEADLINE_MS',
   subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
   overrideLabels: 'SWITCHYARD_OVERRIDE_LABELS',

@@ -99,11 +99,16 @@ export const configSchema = z
      */
     resilience: booleanLike.default(true),
     /**
-     * Query plans (decision 005): queries the planner models run from a plan made once per document;
-     * everything else, and every request with denied fields, runs by stitching. Default on; off runs
-     * every operation by stitching.
+     * Query plans (decision 007): queries and mutations run from a plan made once per document and
+     * authorization decision. Default on; off runs every operation by stitching.
      */
     queryPlans: booleanLike.default(true),
+    /**
+     * When the body carries `extensions.completeness`: `partial` (the default) only on answers that
+     * are not complete, `always` on every executed answer. The `Switchyard-Completed` header is
+     * always set; a complete answer's body stays as small as the data.
+     */
+    completenessExtension: z.enum(['partial', 'always']).default('partial'),
     /** Request deadline when no policy sets one, in ms: every subgraph call of a request must end within it. Default 2000. */
     defaultDeadlineMs: positiveMs.default(2_000),
     /** Default timeout of one attempt to a subgraph, in ms, when its route metadata sets none (the deadline usually cuts sooner). Default 10000. */

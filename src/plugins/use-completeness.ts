@@ -10,6 +10,8 @@ export interface CompletenessOptions {
   metrics?: RouterMetrics;
   /** Maps an operation name to its metric label (bounded cardinality). */
   operationLabel?: (name: string | null | undefined) => string;
+  /** `partial` (default): `extensions.completeness` only on answers that are not complete; `always`: on every executed answer. */
+  extension?: 'partial' | 'always';
 }
 
 export interface MissingSection {
@@ -42,7 +44,8 @@ function lostBecauseUnanswered(error: GraphQLError): boolean {
 /**
  * After execution:
  * 1. Field errors are put at their exact paths (list indices included), one per failed field.
- * 2. `extensions.completeness = { complete, missing: [{ path, subgraph, code }] }`, stale copies included.
+ * 2. `extensions.completeness = { complete, missing: [{ path, subgraph, code }] }`, stale copies included,
+ *    on an answer that is not complete (and on every answer with `extension: 'always'`).
  * 3. Headers: `Switchyard-Completed: true|false`; a partial answer also gets `Cache-Control: no-store`.
  * 4. Status: when `data` is null because a required section was lost because its subgraph could
  *    not answer (LOST_CODES), a client reading `application/graphql-response+json` gets 504 if a
@@ -52,6 +55,7 @@ function lostBecauseUnanswered(error: GraphQLError): boolean {
  */
 export function useCompleteness(options: CompletenessOptions = {}): Plugin {
   const { metrics } = options;
+  const always = options.extension === 'always';
   return {
     onExecute({ args }) {
       return {
@@ -90,7 +94,7 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
           const next: ExecutionResult = {
             ...result,
             ...(errors ? { errors } : {}),
-            extensions: { ...result.extensions, completeness: { complete, missing } satisfies Completeness, http },
+            extensions: complete && !always ? { ...result.extensions, http } : { ...result.extensions, completeness: { complete, missing } satisfies Completeness, http },
           };
           setResult(next);
         },

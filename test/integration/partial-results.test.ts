@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
 import { setPolicy, removePolicy } from '../../src/registry/policy-store.js';
 import { databaseKind } from '../helpers/database.js';
-import { eventually } from '../helpers/http.js';
+import { eventually, postGraphQL } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
 const PAGE = /* GraphQL */ `
@@ -30,12 +30,19 @@ describe(`partial results (${databaseKind} database)`, () => {
     for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
   });
 
-  it('says a complete answer is complete', async () => {
+  it('says a complete answer is complete in its header, and keeps its body to the data', async () => {
     const { status, headers, body } = await stack.query(PAGE, { variables: { id: '2' } });
     expect(status).toBe(200);
-    expect(body.extensions?.completeness).toEqual({ complete: true, missing: [] });
+    expect(body.extensions?.completeness).toBeUndefined();
     expect(headers.get('switchyard-completed')).toBe('true');
     expect(headers.get('cache-control')).not.toBe('no-store');
+  });
+
+  it('puts completeness in every executed body with SWITCHYARD_COMPLETENESS_EXTENSION=always', async () => {
+    const always = await stack.startRouter({ completenessExtension: 'always' });
+    const { headers, body } = await postGraphQL(always.url, PAGE, { variables: { id: '2' } });
+    expect(body.extensions?.completeness).toEqual({ complete: true, missing: [] });
+    expect(headers.get('switchyard-completed')).toBe('true');
   });
 
   describe('an optional section whose subgraph is down', () => {
@@ -161,7 +168,7 @@ describe(`partial results (${databaseKind} database)`, () => {
       await stack.publishRoute('inventory', { fallback: { enabled: true } });
       try {
         const fresh = await stack.query(PAGE, { variables: { id: '5' } });
-        expect(fresh.body.extensions?.completeness.complete).toBe(true);
+        expect(fresh.headers.get('switchyard-completed')).toBe('true');
         stack.subgraphs.inventory.subgraph.faults.set({ mode: 'down' });
         const { status, headers, body } = await stack.query(PAGE, { variables: { id: '5' } });
         expect(status).toBe(200);
