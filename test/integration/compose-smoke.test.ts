@@ -10,6 +10,7 @@ import { startCli, runCli, type CliProcess } from '../helpers/cli.js';
 import { createTestStore, TEST_DATABASE_URL, type TestStore } from '../helpers/database.js';
 import { eventually, postGraphQL } from '../helpers/http.js';
 
+const TEST_REDIS_URL = process.env.TEST_REDIS_URL || undefined;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 interface ComposeService {
@@ -24,6 +25,7 @@ interface ComposeService {
 /** Services the compose file runs from images; CI has no Docker, so each is replaced or left out, as said here. */
 const IMAGE_SERVICES = {
   postgres: 'replaced by the test database (TEST_DATABASE_URL, a fresh schema)',
+  redis: "replaced by TEST_REDIS_URL's Redis when set; else a port where nothing listens, and the routers must serve on their own buckets",
   'otel-collector': 'left out: the routers export to a port where nothing listens, which must fail no request',
   jaeger: 'left out (only the collector talks to it)',
 } as const;
@@ -58,11 +60,13 @@ describe.skipIf(!TEST_DATABASE_URL)('the docker-compose.yml stack without Docker
   let store: TestStore;
   const hostPort = new Map<string, number>();
   const processes = new Map<string, CliProcess>();
+  let redisUrl: string;
   const routerUrl = (name: string) => `http://127.0.0.1:${hostPort.get(name)}/graphql`;
 
   /** Compose's addresses as this machine reaches them: `service:port` → 127.0.0.1 and the port given to that service; the database → the test store. */
   function translate(text: string): string {
     let out = text.replace(/postgres(ql)?:\/\/[^\s]*@postgres:5432\/[^\s]*/g, store.databaseUrl!);
+    out = out.replace(/redis:\/\/redis:6379/g, redisUrl);
     for (const [service, port] of hostPort) out = out.replace(new RegExp(`\\b${service}:\\d+`, 'g'), `127.0.0.1:${port}`);
     // Every interface is right in a container; on a CI machine, loopback only.
     return out.replace(/\b0\.0\.0\.0\b/g, '127.0.0.1');
@@ -87,6 +91,7 @@ describe.skipIf(!TEST_DATABASE_URL)('the docker-compose.yml stack without Docker
     store = await createTestStore();
     for (const [name] of longRunning) hostPort.set(name, await freePort());
     hostPort.set('otel-collector', await freePort());
+    redisUrl = TEST_REDIS_URL ?? `redis://127.0.0.1:${await freePort()}`;
     // Subgraphs and routers start together, as `docker compose up` starts them; the routers have no graph until publish.
     for (const [name, service] of longRunning) {
       processes.set(name, startCli(argsOf(service, hostPort.get(name)!), { LOG_LEVEL: 'warn', ...envOf(service) }));
@@ -104,6 +109,7 @@ describe.skipIf(!TEST_DATABASE_URL)('the docker-compose.yml stack without Docker
     expect(subgraphNames.sort()).toEqual(['inventory', 'product', 'reviews']);
     expect(routerNames).toHaveLength(2);
     for (const name of subgraphNames) expect(services[name].environment?.ROUTER_JWKS_URL).toMatch(/^http:\/\/router-1:\d+\/\.well-known\/jwks\.json$/);
+    for (const name of routerNames) expect(services[name].environment?.REDIS_URL).toBe('redis://redis:6379');
   });
 
   it('the image gives the user it runs as the data folder (where the audit log spills), and only that', () => {
