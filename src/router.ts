@@ -20,6 +20,7 @@ import { useCompleteness } from './plugins/use-completeness.js';
 import type { OperationQueues } from './plugins/use-operation-queue.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
 import { useRateLimit } from './plugins/use-rate-limit.js';
+import type { TokenBuckets } from './plugins/rate-limit/token-buckets.js';
 import { useAuthentication } from './plugins/use-authentication.js';
 import { useAuthorization } from './plugins/use-authorization.js';
 import { useAudit } from './plugins/use-audit.js';
@@ -42,6 +43,8 @@ export interface RouterDeps {
   logger: Logger;
   /** Ops policies per operation, kept current by the registry's change feed. */
   policies: PolicyBook;
+  /** Buckets of the cost rate limit (Redis shared by every router, or this process's own); default: this process's own. */
+  rateLimitBuckets?: TokenBuckets;
   /** Per-operation queues (the plugin and its live-policy hook), owned by the process. */
   queues: OperationQueues;
   /** Signing keys of the per-subgraph tokens (published at /.well-known/jwks.json). */
@@ -121,7 +124,7 @@ export function createRouter(deps: RouterDeps): Router {
   plugins.push(useAuthorization({ graph, authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost
   // budget, then the queue, which admits only requests that passed the cheaper checks before it.
-  plugins.push(useCostLimit({ graph, policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics }), deps.queues.plugin);
+  plugins.push(useCostLimit({ graph, policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics, buckets: deps.rateLimitBuckets }), deps.queues.plugin);
   // The deadline starts once the request is admitted.
   if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
   // Just before execution: only operations admitted by every check above are recorded as executed.

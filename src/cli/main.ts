@@ -63,6 +63,13 @@ function formatLimits(limits: PolicyLimits): string {
   return parts.length ? parts.join(' ') : '(no limits)';
 }
 
+/** What `policy list` says about where limits are counted (docs/operations.md, "Several routers"). */
+function perInstanceNote(config: Config): string {
+  return config.redisUrl
+    ? 'note: rate limits (costRatePerSecond, costBurst) are shared by every router through Redis (REDIS_URL); maxConcurrency and queues are per router instance'
+    : 'note: limits are per router instance: with N routers, maxConcurrency, queues and rate limits (costRatePerSecond, costBurst) admit N times as much; set REDIS_URL on every router to share rate limits';
+}
+
 const databaseOption = () => new Option('--database-url <url>', 'PostgreSQL URL (default: DATABASE_URL, else the embedded database)');
 const dataDirOption = () => new Option('--data-dir <dir>', 'folder of the embedded database (default: SWITCHYARD_DATA_DIR or .switchyard)');
 
@@ -251,10 +258,14 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (options: { json?: boolean; databaseUrl?: string; dataDir?: string }) => {
-      const records = await withDatabase(storeConfig(options), listPolicies);
+      const config = storeConfig(options);
+      const records = await withDatabase(config, listPolicies);
       if (options.json) console.log(JSON.stringify(records, null, 2));
-      else if (records.length === 0) console.log('no policy is set: the router defaults apply');
-      else for (const record of records) console.log(`${record.operationName.padEnd(24)}  ${formatLimits(record)}`);
+      else {
+        if (records.length === 0) console.log('no policy is set: the router defaults apply');
+        else for (const record of records) console.log(`${record.operationName.padEnd(24)}  ${formatLimits(record)}`);
+        console.log(perInstanceNote(config));
+      }
     });
 
   policy

@@ -16,6 +16,9 @@ import type { SubgraphEndpoint } from '../gateway/gateway-schema.js';
 import { GraphHolder } from '../gateway/served-graph.js';
 import { createRouter, type Router } from '../router.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
+import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
+import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
+import { Redis } from 'ioredis';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
 import { principalOf } from '../plugins/use-authentication.js';
 import { forbiddenField } from '../plugins/use-authorization.js';
@@ -108,6 +111,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   // Every built schema gets the authorization guards before it serves a request.
   const decorateSchema = (schema: import('graphql').GraphQLSchema) => installGuards(schema, forbiddenField);
   const overrideLabels = new Set(config.overrideLabels);
+  // Rate-limit buckets: shared by every router through Redis when configured, else this process's own.
+  const rateLimitBuckets = config.redisUrl ? await connectRateLimitBuckets(config.redisUrl, metrics, logger) : memoryBuckets();
 
   let database: Database | undefined;
   // Waiting tickets go to the database when there is one, so any instance honours them.
@@ -166,6 +171,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     await audit?.close().catch(() => {});
     await operations?.close().catch(() => {});
     await dispatcher.close().catch(() => {});
+    await rateLimitBuckets.close?.().catch(() => {});
     if (ownsDatabase) await database?.close().catch(() => {});
     await tracing?.shutdown().catch(() => {});
     throw error;
@@ -179,6 +185,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     logger,
     policies,
     queues,
+    rateLimitBuckets,
     keyRing,
     authenticator,
     authorizer,
@@ -213,6 +220,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       // Likewise the operation counts of the drained requests.
       await operations?.close().catch((error: Error) => logger.error({ err: error }, 'operation registry: counts could not be saved'));
       await dispatcher.close();
+      await rateLimitBuckets.close?.();
       if (ownsDatabase) await database?.close();
       // Last: the spans of the drained requests are flushed (an unreachable collector only delays exit by its timeout).
       await tracing?.shutdown().catch((error: Error) => logger.warn({ err: error }, 'tracing: spans could not be exported'));
@@ -227,6 +235,48 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     await close().catch(() => {});
     throw error;
   }
+}
+
+/** How long a rate-limit draw may wait for Redis before the router decides with its own buckets, in ms. */
+const REDIS_COMMAND_TIMEOUT_MS = 250;
+/** How long start-up waits for Redis to answer; the router starts anyway (on its own buckets) if it does not. */
+const REDIS_CONNECT_WAIT_MS = 2_000;
+
+/**
+ * Rate-limit buckets in Redis, shared by every router. Commands fail at once while disconnected (no
+ * offline queue) and after REDIS_COMMAND_TIMEOUT_MS, so a Redis outage costs a request at most that
+ * long; the client keeps reconnecting in the background. Draws during an outage come from this
+ * process's buckets, counted in switchyard_rate_limit_fallbacks_total; the outage is logged once.
+ */
+async function connectRateLimitBuckets(url: string, metrics: RouterMetrics, logger: Logger): Promise<TokenBuckets> {
+  const redis = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: REDIS_CONNECT_WAIT_MS,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  // Connection errors are reported by the buckets (once per outage); without a listener ioredis prints each one.
+  redis.on('error', () => {});
+  const ready = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => done(false), REDIS_CONNECT_WAIT_MS);
+    const onReady = () => done(true);
+    const done = (value: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(value);
+    };
+    redis.once('ready', onReady);
+  });
+  if (!ready) logger.warn('rate limit: Redis does not answer; limits are per router instance until it does');
+  return redisBuckets({
+    redis,
+    fallback: memoryBuckets(),
+    startsDown: !ready,
+    onFallback: () => metrics.rateLimitFallbacks.inc(),
+    onOutage: (error) => logger.warn({ err: error }, 'rate limit: Redis does not answer; limits are per router instance until it does'),
+    onRecovery: () => logger.info('rate limit: Redis answers again; buckets are shared by every router'),
+  });
 }
 
 /** Per-subgraph tokens: exchanged at an RFC 8693 endpoint when configured, else minted with the router's keys; cached either way. */

@@ -6,6 +6,7 @@ export const ENV_NAMES = {
   port: 'PORT',
   host: 'HOST',
   databaseUrl: 'DATABASE_URL',
+  redisUrl: 'REDIS_URL',
   dataDir: 'SWITCHYARD_DATA_DIR',
   nodeEnv: 'NODE_ENV',
   logLevel: 'LOG_LEVEL',

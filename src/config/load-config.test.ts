@@ -30,6 +30,14 @@ describe('loadConfig', () => {
     expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off', SWITCHYARD_DASHBOARD: '1' }).dashboard).toBe(true);
   });
 
+  it('reads REDIS_URL (rate limits shared by the routers), refuses another scheme without echoing its password', () => {
+    expect(loadConfig({}, {}).redisUrl).toBeUndefined();
+    expect(loadConfig({}, { REDIS_URL: 'redis://:pw@cache:6379/0' }).redisUrl).toBe('redis://:pw@cache:6379/0');
+    expect(loadConfig({}, { REDIS_URL: 'rediss://cache:6380' }).redisUrl).toBe('rediss://cache:6380');
+    expect(() => loadConfig({}, { REDIS_URL: 'http://:hunter2@cache:6379' })).toThrow(/redisUrl \(REDIS_URL\): must be a redis:\/\/ or rediss:\/\/ URL$/m);
+    expect(() => loadConfig({}, { REDIS_URL: 'http://:hunter2@cache:6379' })).not.toThrow(/hunter2/);
+  });
+
   it('reports every wrong setting at once, by name and variable, without echoing secrets', () => {
     let error: ConfigError | undefined;
     try {

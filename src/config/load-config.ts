@@ -37,7 +37,7 @@ export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>
       const envName = (ENV_NAMES as Record<string, string>)[key];
       const where = envName ? `${key} (${envName})` : key;
       const value = merged[key];
-      const shown = key === 'databaseUrl' || key === 'tokenExchangeClientSecret' || key === 'jwtPublicKey' ? '' : ` (got ${JSON.stringify(value)})`;
+      const shown = key === 'databaseUrl' || key === 'redisUrl' || key === 'tokenExchangeClientSecret' || key === 'jwtPublicKey' ? '' : ` (got ${JSON.stringify(value)})`;
       return `${where}: ${issue.message}${value === undefined ? '' : shown}`;
     });
     throw new ConfigError(problems);

@@ -26,6 +26,15 @@ export const configSchema = z
       .string()
       .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
       .optional(),
+    /**
+     * Redis shared by every router (`redis://` or `rediss://`): rate-limit buckets live there, so N routers
+     * give one budget, not N. Unset: each router instance keeps its own buckets. A Redis that does not
+     * answer never fails a request (the router falls back to its own buckets until Redis is back).
+     */
+    redisUrl: z
+      .string()
+      .refine((v) => /^rediss?:\/\/[^/]/.test(v), 'must be a redis:// or rediss:// URL')
+      .optional(),
     /** Folder of the embedded database and local state. Default `.switchyard`. */
     dataDir: z.string().min(1).default('.switchyard'),
     /** `production` turns off GraphiQL, introspection and field suggestions. */

@@ -1,22 +1,17 @@
-// A cost-based rate limit per client: a bucket of cost points refilled per second, from the operation's policy.
+// A cost-based rate limit per client: a bucket of cost points refilled per second, from the operation's policy; in this process, or in Redis shared by every router.
 import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { clientError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { costEstimateOf } from './use-cost-limit.js';
+import { memoryBuckets, type BucketDraw, type TokenBuckets } from './rate-limit/token-buckets.js';
 
 export interface RateLimitOptions {
   policies: PolicyBook;
   metrics?: RouterMetrics;
-  /** Buckets kept (least recently used dropped first). Default 100000. */
-  maxBuckets?: number;
-  now?: () => number;
-}
-
-interface Bucket {
-  tokens: number;
-  updatedAt: number;
+  /** Where buckets live. Default: this process (memoryBuckets(), 100000 buckets at most). */
+  buckets?: TokenBuckets;
 }
 
 /** Who pays: the token's client id, else its subject, else the client's address. */
@@ -35,13 +30,11 @@ export function clientKeyOf(context: Record<string, any>): string {
  * 3. A request is admitted while the bucket is not empty and spends its estimated cost, possibly going
  *    into debt (so a request costlier than the bucket is not refused forever); while the bucket is
  *    empty or in debt: 429 RATE_LIMITED with `Retry-After` (time until it is positive again).
- * Policies without a rate leave requests alone.
+ * Policies without a rate leave requests alone (and never reach the bucket store).
  */
 export function useRateLimit(options: RateLimitOptions): Plugin {
   const { policies, metrics } = options;
-  const now = options.now ?? Date.now;
-  const maxBuckets = options.maxBuckets ?? 100_000;
-  const buckets = new Map<string, Bucket>();
+  const buckets = options.buckets ?? memoryBuckets();
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const name = getOperationAST(args.document, args.operationName)?.name?.value;
@@ -51,19 +44,9 @@ export function useRateLimit(options: RateLimitOptions): Plugin {
       const burst = limits.costBurst ?? rate * 10;
       const cost = costEstimateOf(args.contextValue)?.total ?? 1;
       const key = `${clientKeyOf(args.contextValue as Record<string, any>)}|${policies.hasOwn(name) ? name : DEFAULT_POLICY}`;
-      const at = now();
-      let bucket = buckets.get(key);
-      if (bucket) {
-        bucket.tokens = Math.min(burst, bucket.tokens + ((at - bucket.updatedAt) / 1000) * rate);
-        bucket.updatedAt = at;
-        buckets.delete(key);
-      } else {
-        bucket = { tokens: burst, updatedAt: at };
-      }
-      buckets.set(key, bucket);
-      if (buckets.size > maxBuckets) buckets.delete(buckets.keys().next().value as string);
-      if (bucket.tokens <= 0) {
-        const retryAfterMs = Math.ceil(((-bucket.tokens + 1) / rate) * 1000);
+      const refuseWhenEmpty = (draw: BucketDraw) => {
+        if (draw.admitted) return;
+        const retryAfterMs = Math.ceil(((-draw.tokens + 1) / rate) * 1000);
         metrics?.rateLimited.inc({ operation: metrics.operationLabel(name) });
         setResultAndStopExecution({
           errors: [
@@ -74,9 +57,11 @@ export function useRateLimit(options: RateLimitOptions): Plugin {
             }),
           ],
         });
-        return;
-      }
-      bucket.tokens -= cost;
+      };
+      const draw = buckets.draw(key, cost, { ratePerSecond: rate, burst });
+      // In-process buckets answer at once: no promise, no extra tick on the request path.
+      if (draw instanceof Promise) return draw.then(refuseWhenEmpty);
+      refuseWhenEmpty(draw);
     },
   };
 }

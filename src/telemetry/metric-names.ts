@@ -19,6 +19,7 @@ export const METRIC = {
   operationCost: 'switchyard_operation_cost',
   costRejected: 'switchyard_cost_rejected_total',
   rateLimited: 'switchyard_rate_limited_total',
+  rateLimitFallbacks: 'switchyard_rate_limit_fallbacks_total',
   authFailures: 'switchyard_auth_failures_total',
   forbidden: 'switchyard_authorization_denials_total',
   subgraphTokens: 'switchyard_subgraph_tokens_total',

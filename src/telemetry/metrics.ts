@@ -27,6 +27,8 @@ export interface RouterMetrics {
   readonly operationCost: Histogram<'kind'>;
   readonly costRejected: Counter<'operation'>;
   readonly rateLimited: Counter<'operation'>;
+  /** Rate-limit decisions taken from the router's own buckets because the shared store (Redis) did not answer. */
+  readonly rateLimitFallbacks: Counter;
   readonly authFailures: Counter<'reason'>;
   readonly forbidden: Counter<'scope'>;
   readonly subgraphTokens: Counter<'subgraph' | 'result'>;
@@ -104,6 +106,7 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     operationCost: new Histogram({ name: METRIC.operationCost, help: 'Cost of operations, estimated before execution and actual after it.', labelNames: ['kind'], buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000], registers: [registry] }),
     costRejected: new Counter({ name: METRIC.costRejected, help: 'Requests refused because their estimated cost exceeded the limit.', labelNames: ['operation'], registers: [registry] }),
     rateLimited: new Counter({ name: METRIC.rateLimited, help: 'Requests refused by the cost rate limit.', labelNames: ['operation'], registers: [registry] }),
+    rateLimitFallbacks: new Counter({ name: METRIC.rateLimitFallbacks, help: "Rate-limit decisions taken from this router's own buckets because Redis did not answer.", registers: [registry] }),
     authFailures: new Counter({ name: METRIC.authFailures, help: 'Requests refused by authentication, by reason (missing, invalid, unavailable).', labelNames: ['reason'], registers: [registry] }),
     forbidden: new Counter({ name: METRIC.forbidden, help: 'Authorization denials: whole requests, or requests with denied fields.', labelNames: ['scope'], registers: [registry] }),
     subgraphTokens: new Counter({ name: METRIC.subgraphTokens, help: 'Per-subgraph tokens obtained (minted or exchanged, cached or not) and failures.', labelNames: ['subgraph', 'result'], registers: [registry] }),
