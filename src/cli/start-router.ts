@@ -142,7 +142,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
       const book = (trustedDocuments = new TrustedDocumentBook());
       const ring = keyRing;
-      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans });
+      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans, warmOperations: config.warmOperations });
       // One feed for every live table: each topic reloads its own in-memory copy.
       feed = await watchChanges(
         db,

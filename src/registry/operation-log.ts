@@ -295,3 +295,33 @@ export async function listOperations(db: Queryable, query: OperationQuery = {}):
     count: Number(row.count ?? 0),
   }));
 }
+
+/** One document of the registry, every client's executions summed: what a router warms before a swap. */
+export interface UsedOperation {
+  hash: string;
+  normalised: string;
+  operationName: string | null;
+  /** Executions in the window, all clients and versions. */
+  count: number;
+}
+
+/**
+ * The documents executed most in the window (whole UTC days from `since`'s day), most first, at most
+ * `limit`. One row per document, whatever the number of clients that sent it.
+ */
+export async function mostUsedOperations(db: Queryable, query: { since: Date; limit: number }): Promise<UsedOperation[]> {
+  if (!(query.since instanceof Date) || Number.isNaN(query.since.getTime())) throw new RangeError('since must be a valid Date');
+  if (!Number.isInteger(query.limit) || query.limit < 0) throw new RangeError('limit must be a whole number');
+  if (query.limit === 0) return [];
+  const { rows } = await db.query<{ hash: string; normalised: string; operation_name: string | null; count: string }>(
+    `select c.hash, min(o.normalised) as normalised, min(o.operation_name) as operation_name, sum(c.count) as count
+       from operation_counts c
+       join operations o on o.hash = c.hash and o.client_name = c.client_name and o.client_version = c.client_version
+      where c.day >= ($1::timestamptz at time zone 'UTC')::date
+      group by c.hash
+      order by count desc, c.hash
+      limit $2`,
+    [query.since.toISOString(), query.limit],
+  );
+  return rows.map((row) => ({ hash: row.hash, normalised: row.normalised, operationName: row.operation_name, count: Number(row.count) }));
+}
