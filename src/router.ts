@@ -100,7 +100,7 @@ export function createRouter(deps: RouterDeps): Router {
   // Trusted documents turn a document id into its parsed document (or refuse free text) before hardening
   // and everything else reads the query; audit, before it, still records the refusals.
   const trusted = deps.trustedDocuments && config.trustedDocuments !== 'off' ? config.trustedDocuments : undefined;
-  if (trusted && deps.trustedDocuments) plugins.push(useTrustedDocuments({ mode: trusted, book: deps.trustedDocuments }));
+  if (trusted && deps.trustedDocuments) plugins.push(useTrustedDocuments({ mode: trusted, book: deps.trustedDocuments, metrics }));
   // Hardening before everything that spends work on a request (token checks, cost, queues): it reads
   // headers, counts body bytes and document tokens, and checks limits; audit still records its refusals.
   plugins.push(
