@@ -27,7 +27,7 @@ import { useJwks } from './plugins/use-jwks.js';
 import { useHardening } from './plugins/use-hardening.js';
 import { useRequestValidation } from './plugins/use-request-validation.js';
 import type { AuditWriter } from './registry/audit-log.js';
-import type { OperationRecorder } from './registry/operation-log.js';
+import type { ClientOperations, OperationRecorder } from './registry/operation-log.js';
 import { useOperationRegistry } from './plugins/use-operation-registry.js';
 import { TRUSTED_DOCUMENT_PARAMS, useTrustedDocuments } from './plugins/use-trusted-documents.js';
 import type { TrustedDocumentBook } from './registry/trusted-documents.js';
@@ -53,6 +53,8 @@ export interface RouterDeps {
   audit?: AuditWriter;
   /** Operation registry recorder; absent without a database or when turned off. */
   operations?: OperationRecorder;
+  /** The top operations by client, read from the operation registry for the ops page; absent without a database or when recording is off. */
+  topOperations?: () => Promise<ClientOperations[]>;
   /** Published trusted documents, kept current by the change feed; absent without a database. */
   trustedDocuments?: TrustedDocumentBook;
   /** OpenTelemetry tracing; absent when off. */
@@ -80,7 +82,7 @@ export function createRouter(deps: RouterDeps): Router {
     useRequestValidation({ maxJsonDepth: config.maxJsonDepth }),
     // Then /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
-    ...(config.dashboard ? [useDashboard()] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
+    ...(config.dashboard ? [useDashboard({ topOperations: deps.topOperations })] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
     // GraphiQL's files, like the ops page, need no graph; Yoga itself answers the page before any plugin.
     ...(graphiqlAssets ? [useGraphiQLAssets({ assets: graphiqlAssets, graphqlEndpoint: '/graphql' })] : []),
     // Request id, trace and access line: before every plugin that may refuse a request, so refusals are logged and traced too.
