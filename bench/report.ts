@@ -38,7 +38,7 @@ export function formatScenario(result: ScenarioResult, summary: ScenarioSummary,
     : 'every request with its own Authorization (and its own variables where the query has any)';
   const lines = [
     `${result.name}: ${result.summary}`,
-    `  ${options.connections} connections, ${options.durationMs / 1000} s measured after ${options.warmupMs / 1000} s warm-up, primed ${options.primeMs / 1000} s, ${options.rounds} rounds (${result.variants.map((v) => v.name).join(' ')} in turn)${options.replicas > 1 ? `, ${options.replicas} processes per variant (each round measures every replica: ${options.rounds * options.replicas} pairs, counted as rounds below)` : ''}; ratios against ${result.baseline}, paired per round`,
+    `  ${options.connections} connections, ${(result.durationMs ?? options.durationMs) / 1000} s measured after ${options.warmupMs / 1000} s warm-up, primed ${options.primeMs / 1000} s, ${options.rounds} rounds (${result.variants.map((v) => v.name).join(' ')} in turn)${options.replicas > 1 ? `, ${options.replicas} processes per variant (each round measures every replica: ${options.rounds * options.replicas} pairs, counted as rounds below)` : ''}; ratios against ${result.baseline}, paired per round`,
     `  ${requests}; the scenario took ${(result.elapsedMs / 60_000).toFixed(1)} min`,
   ];
   const header = ['variant', 'rps', 'rps × base per round', 'rps × base', 'p50 ms', 'p99 ms', 'p99 × base', 'errors', 'peak RSS MB', 'fetches/op', 'cpu gw', 'cpu subgraphs', 'cpu loadgen', 'cpu others'];

@@ -28,7 +28,7 @@ import { useJwks } from './plugins/use-jwks.js';
 import { useHardening } from './plugins/use-hardening.js';
 import { useRequestValidation } from './plugins/use-request-validation.js';
 import type { AuditWriter } from './registry/audit-log.js';
-import type { OperationRecorder } from './registry/operation-log.js';
+import type { ClientOperations, OperationRecorder } from './registry/operation-log.js';
 import { useOperationRegistry } from './plugins/use-operation-registry.js';
 import { TRUSTED_DOCUMENT_PARAMS, useTrustedDocuments } from './plugins/use-trusted-documents.js';
 import type { TrustedDocumentBook } from './registry/trusted-documents.js';
@@ -56,6 +56,8 @@ export interface RouterDeps {
   audit?: AuditWriter;
   /** Operation registry recorder; absent without a database or when turned off. */
   operations?: OperationRecorder;
+  /** The top operations by client, read from the operation registry for the ops page; absent without a database or when recording is off. */
+  topOperations?: () => Promise<ClientOperations[]>;
   /** Published trusted documents, kept current by the change feed; absent without a database. */
   trustedDocuments?: TrustedDocumentBook;
   /** OpenTelemetry tracing; absent when off. */
@@ -83,7 +85,7 @@ export function createRouter(deps: RouterDeps): Router {
     useRequestValidation({ maxJsonDepth: config.maxJsonDepth }),
     // Then /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
-    ...(config.dashboard ? [useDashboard()] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
+    ...(config.dashboard ? [useDashboard({ topOperations: deps.topOperations })] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
     // GraphiQL's files, like the ops page, need no graph; Yoga itself answers the page before any plugin.
     ...(graphiqlAssets ? [useGraphiQLAssets({ assets: graphiqlAssets, graphqlEndpoint: '/graphql' })] : []),
     // Request id, trace and access line: before every plugin that may refuse a request, so refusals are logged and traced too.
@@ -103,7 +105,7 @@ export function createRouter(deps: RouterDeps): Router {
   // Trusted documents turn a document id into its parsed document (or refuse free text) before hardening
   // and everything else reads the query; audit, before it, still records the refusals.
   const trusted = deps.trustedDocuments && config.trustedDocuments !== 'off' ? config.trustedDocuments : undefined;
-  if (trusted && deps.trustedDocuments) plugins.push(useTrustedDocuments({ mode: trusted, book: deps.trustedDocuments }));
+  if (trusted && deps.trustedDocuments) plugins.push(useTrustedDocuments({ mode: trusted, book: deps.trustedDocuments, metrics }));
   // Hardening before everything that spends work on a request (token checks, cost, queues): it reads
   // headers, counts body bytes and document tokens, and checks limits; audit still records its refusals.
   plugins.push(

@@ -73,6 +73,8 @@ export interface ScenarioResult {
   firstRequestRps?: Record<string, number>;
   /** Wall time of the whole scenario, from starting the backend to the last measurement, in ms. */
   elapsedMs: number;
+  /** Each measured window, in ms: --duration, or the scenario's minDurationMs when longer. */
+  durationMs: number;
 }
 
 const DEFAULT_CHECK_REQUESTS = [0, 1, 2, 499, 999];
@@ -114,7 +116,8 @@ export interface RunScenarioContext {
  *    (SIGSTOP) meanwhile, so they take no CPU from the gateway core at all;
  * 5. stops everything it started, whatever happened.
  */
-export async function runScenario(scenario: Scenario, options: MeasureOptions, context: RunScenarioContext): Promise<ScenarioResult> {
+export async function runScenario(scenario: Scenario, asked: MeasureOptions, context: RunScenarioContext): Promise<ScenarioResult> {
+  const options = scenario.minDurationMs && scenario.minDurationMs > asked.durationMs ? { ...asked, durationMs: scenario.minDurationMs } : asked;
   const startedAt = performance.now();
   const workDir = mkdtempSync(path.join(tmpdir(), `switchyard-bench-${scenario.name}-`));
   const profileDir = context.profileRoot ? path.join(context.profileRoot, scenario.name) : undefined;
@@ -237,7 +240,7 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
         for (const [v, variant] of variants.entries()) {
           const i = gatewayIndex[v]![k - 1]!;
           runOnly(i);
-          const measured = await measure(requestFor, gateways[i]!, backend.processes, backend.subgraphRequests, options, context);
+          const measured = await measure(requestFor, gateways[i]!, backend.processes, backend.subgraphRequests, options, context, scenario.whileMeasured && ((run) => scenario.whileMeasured!({ ...run, variant: variant.name, backend, workDir })));
           const measurement: Measurement = { round: pair, variant: variant.name, ...(replicaCount > 1 ? { replica: k } : {}), ...measured };
           measurements.push(measurement);
           context.log(`  round ${pair}/${totalRounds}  ${formatProgress({ ...measurement, variant: replicaCount > 1 ? `${variant.name}.r${k}` : variant.name }, nameWidth)}`);
@@ -259,6 +262,7 @@ export async function runScenario(scenario: Scenario, options: MeasureOptions, c
       measurements,
       ...(Object.keys(firstRequestRps).length ? { firstRequestRps } : {}),
       elapsedMs: performance.now() - startedAt,
+      durationMs: options.durationMs,
     };
   } finally {
     await Promise.all(started.map((child) => child.stop()));
@@ -288,6 +292,7 @@ async function measure(
   subgraphRequests: (() => Promise<number>) | undefined,
   options: MeasureOptions,
   context: RunScenarioContext,
+  whileMeasured?: (run: { url: string; durationMs: number }) => Promise<string | void>,
 ): Promise<Omit<Measurement, 'round' | 'variant'>> {
   const cpuOf = (handles: readonly ChildHandle[]) => {
     let total = 0;
@@ -302,6 +307,7 @@ async function measure(
   const at: Partial<Record<'start' | 'end', { wall: number; monotonicUs: number; gateway?: number; subgraphs?: number; loadGenerator: NodeJS.CpuUsage; gatewayCore?: number; loadCore?: number }>> = {};
   const pinned = context.cores.gateway !== undefined && context.cores.load !== undefined;
   const fetchesBefore = subgraphRequests ? await subgraphRequests() : undefined;
+  let during: Promise<string | void> | undefined;
   const load = await runLoad({
     url: gateway.url,
     connections: options.connections,
@@ -320,8 +326,11 @@ async function measure(
         gatewayCore: readCoreBusyMs(context.cores.gateway),
         loadCore: pinned ? readCoreBusyMs(context.cores.load) : undefined,
       };
+      if (edge === 'start' && whileMeasured) during = whileMeasured({ url: gateway.url, durationMs: options.durationMs });
     },
   });
+  const note = await during;
+  if (note) context.log(`    ${note}`);
   gateway.process.sample();
   const fetchesAfter = subgraphRequests ? await subgraphRequests() : undefined;
 

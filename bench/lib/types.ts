@@ -110,6 +110,26 @@ export interface Scenario {
   readonly checkRequests?: readonly number[];
   /** The product's promise for this scenario, checked against the median paired throughput ratio. */
   readonly target?: ThroughputTarget;
+  /**
+   * Work done to a gateway while its measured window runs (e.g. publishes to its registry), started when
+   * the window opens and awaited after the load stops, before the gateway is paused. What it returns is
+   * logged with the measurement. Default: nothing.
+   */
+  whileMeasured?(run: MeasuredRun): Promise<string | void>;
+  /** Shortest measured window this scenario's work fits in, in ms: a shorter --duration is raised to it (the report says so). Default: none. */
+  readonly minDurationMs?: number;
+}
+
+/** What whileMeasured knows of the measurement under way. */
+export interface MeasuredRun {
+  variant: string;
+  /** The gateway's GraphQL endpoint. */
+  url: string;
+  /** Length of the measured window, in ms. */
+  durationMs: number;
+  backend: RunningBackend;
+  /** The scenario's work folder (StartContext.workDir): where registry variants keep their data. */
+  workDir: string;
 }
 
 export interface ThroughputTarget {

@@ -23,7 +23,7 @@ import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-
 import { principalOf } from '../plugins/use-authentication.js';
 import { forbiddenField } from '../plugins/use-authorization.js';
 import { createAuditWriter, defaultSpillDir, type AuditWriter } from '../registry/audit-log.js';
-import { createOperationRecorder, type OperationRecorder } from '../registry/operation-log.js';
+import { createOperationRecorder, topOperationsByClient, type OperationRecorder } from '../registry/operation-log.js';
 import { listTrustedDocuments, TrustedDocumentBook } from '../registry/trusted-documents.js';
 import { listPermissions, PermissionBook } from '../registry/permission-store.js';
 import { createAuthenticator, type Authenticator } from '../security/authenticate.js';
@@ -147,7 +147,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
       const book = (trustedDocuments = new TrustedDocumentBook());
       const ring = keyRing;
-      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans });
+      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans, warmOperations: config.warmOperations });
       // One feed for every live table: each topic reloads its own in-memory copy.
       feed = await watchChanges(
         db,
@@ -178,6 +178,8 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   }
 
   const db = database;
+  /** The ops page's view of the operation registry: the 10 busiest clients of the last day, 5 operations each. */
+  const topOperationsOf = (db: Database) => () => topOperationsByClient(db, { since: new Date(Date.now() - 24 * 60 * 60 * 1000), clients: 10, perClient: 5 });
   const router = createRouter({
     config,
     graph,
@@ -191,6 +193,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     authorizer,
     audit,
     operations,
+    topOperations: database ? topOperationsOf(database) : undefined,
     trustedDocuments,
     tracing,
     isReady: db ? () => db.query('select 1').then(() => true, () => false) : undefined,

@@ -33,6 +33,7 @@ export const ENV_NAMES = {
   subgraphTokens: 'SWITCHYARD_SUBGRAPH_TOKENS',
   audit: 'SWITCHYARD_AUDIT',
   operationRegistry: 'SWITCHYARD_OPERATION_REGISTRY',
+  warmOperations: 'SWITCHYARD_WARM_OPERATIONS',
   trustedDocuments: 'SWITCHYARD_TRUSTED_DOCUMENTS',
   authorizationDefault: 'SWITCHYARD_AUTHORIZATION_DEFAULT',
   maxBodyBytes: 'SWITCHYARD_MAX_BODY_BYTES',

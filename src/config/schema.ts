@@ -76,6 +76,11 @@ export const configSchema = z
     /** Record every executed operation and its client in the operation registry (needs the database). Default on. */
     operationRegistry: booleanLike.default(true),
     /**
+     * Plans built before a published graph is swapped in: the most executed operations of the last day
+     * in the operation registry, at most this many (decision 009). Default 500; 0 turns warming off.
+     */
+    warmOperations: z.coerce.number().int().min(0).max(100_000).default(500),
+    /**
      * Trusted documents (`switchyard operations publish`): `off` ignores document ids; `allow` runs a
      * registered document by `documentId` or `extensions.persistedQuery.sha256Hash`, and free text too;
      * `enforce` runs registered documents only. Default `off`, `allow` in production.

@@ -12,6 +12,10 @@ export interface DashboardPageOptions {
   windowMs?: number;
   /** Points per sparkline (one per read). Default 60: a minute at the default pace. */
   points?: number;
+  /** URL of the top operations by client (JSON, same origin). Unset: the page has no such section (no operation registry). */
+  operationsUrl?: string;
+  /** Time between two reads of the top operations, in ms. Default 10000: the registry is written in batches, so it moves slowly. */
+  operationsPollMs?: number;
 }
 
 export interface DashboardPage {
@@ -85,6 +89,8 @@ export function renderDashboardPage(options: DashboardPageOptions = {}): Dashboa
     pollMs: options.pollMs ?? 1_000,
     windowMs: options.windowMs ?? 10_000,
     points: options.points ?? 60,
+    operationsUrl: options.operationsUrl ?? null,
+    operationsPollMs: options.operationsPollMs ?? 10_000,
     names: {
       requests: METRIC.requests,
       partialResponses: METRIC.partialResponses,
@@ -137,11 +143,24 @@ export function renderDashboardPage(options: DashboardPageOptions = {}): Dashboa
 </table>
 <p class="empty" id="operations-empty">No operation yet: they appear once called.</p>
 </section>
-</main>
+${
+  settings.operationsUrl
+    ? `<section aria-labelledby="clients-title">
+<h2 id="clients-title">Top operations by client (last 24 h)</h2>
+<table id="clients">
+<thead><tr><th scope="col">Client</th><th scope="col">Operation</th><th scope="col">Executions</th><th scope="col">Last seen</th></tr></thead>
+<tbody></tbody>
+</table>
+<p class="empty" id="clients-empty">Nothing recorded yet: the operation registry writes what ran every second.</p>
+</section>
+`
+    : ''
+}</main>
 <footer>
 Read from ${metrics} every ${settings.pollMs / 1000} s. Rates, error shares and percentiles cover the last ${settings.windowMs / 1000} s; charts show the last ${settings.points} reads.
 Circuit: <b>closed</b> calls flow, <b>open</b> calls are refused at once, <b>half-open</b> a few probe calls test the subgraph.
-In flight, waiting and rejected come from operation queues: only operations with a <code>max_concurrency</code> policy (or the shared <code>*</code> queue) have them, and they count this router instance only.
+${settings.operationsUrl ? `Top operations by client are read from the operation registry (all routers) every ${settings.operationsPollMs / 1000} s; a client that sent no name shows as (unnamed).
+` : ''}In flight, waiting and rejected come from operation queues: only operations with a <code>max_concurrency</code> policy (or the shared <code>*</code> queue) have them, and they count this router instance only.
 </footer>
 <noscript>This page reads ${metrics} with JavaScript, which is off.</noscript>
 <script>${script}</script>

@@ -10,6 +10,7 @@ import {
   formatRate,
   formatSeconds,
   parsePrometheus,
+  topOperationRows,
   quantileFromBuckets,
   sparklinePath,
   type DashboardMetricNames,
@@ -209,5 +210,29 @@ describe('formats', () => {
     expect([null, 0.0042, 0.0456, 1.5].map(formatSeconds)).toEqual(['–', '4.2 ms', '46 ms', '1.50 s']);
     expect([null, 3.2].map(formatCount)).toEqual(['–', '3']);
     expect([0, 1, 2, undefined, 7].map(circuitLabel)).toEqual(['closed', 'open', 'half-open', 'unknown', 'unknown']);
+  });
+});
+
+describe('topOperationRows', () => {
+  it('names each client on its first row with its total, and an anonymous operation by type and hash', () => {
+    const rows = topOperationRows({
+      windowHours: 24,
+      clients: [
+        {
+          clientName: 'web',
+          total: 7,
+          operations: [
+            { operationName: 'ProductPage', operationType: 'query', hash: 'aaaa', count: 5, lastSeen: '2026-12-01T10:00:00Z' },
+            { operationName: null, operationType: 'mutation', hash: '0123456789abcdef', count: 2, lastSeen: '2026-12-01T10:00:00Z' },
+          ],
+        },
+        { clientName: '', total: 1, operations: [{ operationName: 'Hello', operationType: 'query', hash: 'bbbb', count: 1, lastSeen: '2026-12-01T10:00:00Z' }] },
+      ],
+    });
+    expect(rows.map(({ client, operation, count }) => [client, operation, count])).toEqual([
+      ['web · 7', 'ProductPage', '5'],
+      ['', '(anonymous mutation 01234567)', '2'],
+      ['(unnamed) · 1', 'Hello', '1'],
+    ]);
   });
 });

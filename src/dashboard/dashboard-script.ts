@@ -79,7 +79,33 @@ export interface DashboardSettings {
   windowMs: number;
   /** Points kept per sparkline. */
   points: number;
+  /** URL of the top operations by client (JSON), or null when the router has no operation registry. */
+  operationsUrl: string | null;
+  /** Time between two reads of operationsUrl, in ms. */
+  operationsPollMs: number;
   names: DashboardMetricNames;
+}
+
+/** What `/dashboard/operations` answers (ClientOperations, dates as ISO text). */
+export interface TopOperations {
+  windowHours: number;
+  clients: { clientName: string; total: number; operations: { operationName: string | null; operationType: string; hash: string; count: number; lastSeen: string }[] }[];
+}
+
+/** The rows of the top-operations table: one per (client, operation), the client named on its first row only. */
+export function topOperationRows(top: TopOperations): { client: string; operation: string; count: string; lastSeen: string }[] {
+  const rows: { client: string; operation: string; count: string; lastSeen: string }[] = [];
+  for (const client of top.clients) {
+    client.operations.forEach((operation, index) => {
+      rows.push({
+        client: index === 0 ? `${client.clientName || '(unnamed)'} · ${client.total}` : '',
+        operation: operation.operationName ?? `(anonymous ${operation.operationType} ${operation.hash.slice(0, 8)})`,
+        count: String(operation.count),
+        lastSeen: new Date(operation.lastSeen).toLocaleString(),
+      });
+    });
+  }
+  return rows;
 }
 
 /**
@@ -522,7 +548,32 @@ export function runDashboard(settings: DashboardSettings): void {
     }
   }
 
+  /** Top operations by client: a table redrawn whole (a few rows, read every operationsPollMs); text only. */
+  async function pollOperations(): Promise<void> {
+    try {
+      const response = await fetch(settings.operationsUrl!, { cache: 'no-store', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) });
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      const rows = topOperationRows(await response.json());
+      const body = document.querySelector('#clients tbody');
+      body.replaceChildren(
+        ...rows.map((row) => {
+          const tr = element('tr');
+          const th = element('th', 'name', row.client);
+          th.scope = 'row';
+          tr.append(th, element('td', 'operation', row.operation), element('td', 'value', row.count), element('td', 'seen', row.lastSeen));
+          return tr;
+        }),
+      );
+      document.getElementById('clients-empty').hidden = rows.length > 0;
+    } catch {
+      // The metrics status line says when the router is unreachable; the table keeps its last rows.
+    } finally {
+      setTimeout(pollOperations, settings.operationsPollMs);
+    }
+  }
+
   void poll();
+  if (settings.operationsUrl) void pollOperations();
 }
 
 /** The functions the page embeds, in the order their source is written into its script. */
@@ -539,5 +590,6 @@ export const DASHBOARD_FUNCTIONS = [
   formatPercent,
   formatSeconds,
   formatCount,
+  topOperationRows,
   runDashboard,
 ] as const;

@@ -2,17 +2,20 @@
 import { readFile, stat } from 'node:fs/promises';
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
-import type { GraphQLSchema } from 'graphql';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { parse, type GraphQLSchema } from 'graphql';
 import type { Executor } from '@graphql-tools/utils';
 import type { Database } from '../registry/database.js';
 import { listSubgraphs } from '../registry/subgraph-store.js';
+import { mostUsedOperations } from '../registry/operation-log.js';
+import { createDocumentText, type DocumentText } from '../cache/document-text.js';
 import type { RouteMetadata } from '../registry/route.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import { composeSupergraph } from './compose.js';
 import { buildGatewaySchema, type SubgraphEndpoint } from './gateway-schema.js';
-import { createQueryPlanner } from './plan/query-planner.js';
-import type { GraphHolder } from './served-graph.js';
+import { createQueryPlanner, type QueryPlanner } from './plan/query-planner.js';
+import type { GraphHolder, ServedGraph } from './served-graph.js';
 
 /** Makes one subgraph's executor from its endpoint and its registry route metadata (empty for a file). */
 export type ExecutorFactory = (endpoint: SubgraphEndpoint, route: RouteMetadata) => Executor;
@@ -36,7 +39,12 @@ interface SourceDeps {
   queryPlans?: boolean;
 }
 
-function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, routes: Map<string, RouteMetadata>): void {
+interface PreparedGraph {
+  next: Omit<ServedGraph, 'generation' | 'loadedAt'>;
+}
+
+/** Builds a graph (schema, executors, planner) without serving it yet. */
+function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, routes: Map<string, RouteMetadata>, documentText?: DocumentText): PreparedGraph {
   const built = buildGatewaySchema(supergraphSdl, {
     executorFor: (endpoint) => deps.executorFor(endpoint, routes.get(endpoint.name) ?? {}),
     overrideLabels: deps.overrideLabels,
@@ -50,21 +58,73 @@ function recordSwap(deps: SourceDeps, source: string, supergraphSdl: string, rou
           apiSchema: built.schema,
           executors: built.executors,
           overrideLabels: deps.overrideLabels,
+          documentText,
           onPlanned: (outcome, reason, operation) => {
             deps.metrics?.plans.inc({ outcome });
             if (outcome === 'unsupported') deps.logger.debug({ operation, reason }, 'operation runs by stitching');
             else if (outcome !== 'planned') deps.logger.error({ operation, reason, outcome }, 'query planner bug; the operation runs by stitching');
           },
         });
-  const graph = deps.holder.swap({ schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source, planner });
+  return { next: { schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source, planner } };
+}
+
+/** Serves a prepared graph: requests that start from now on use it. */
+function swapIn(deps: SourceDeps, prepared: PreparedGraph): void {
+  const { source } = prepared.next;
+  const graph = deps.holder.swap(prepared.next);
   deps.metrics?.schemaReloads.inc({ result: 'swapped' });
   deps.metrics?.schemaVersion.set(graph?.generation ?? 0);
   deps.metrics?.schemaLastReload.set(Date.now() / 1000);
-  deps.logger.info({ generation: graph?.generation, subgraphs: built.subgraphs.map((s) => s.name), source }, 'serving a new graph');
+  deps.logger.info({ generation: graph?.generation, subgraphs: prepared.next.subgraphs.map((s) => s.name), source }, 'serving a new graph');
 }
 
 export interface RegistryGraphSourceOptions extends SourceDeps {
   db: Database;
+  /**
+   * Operations whose plans are built before a new graph is swapped in (decision 009): the most
+   * executed of the last day in the operation registry, at most this many. Default 500; 0 turns
+   * warming off.
+   */
+  warmOperations?: number;
+}
+
+/** Window of the operations warmed, in ms: the last day. */
+const WARM_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Longest stretch of planning, in ms, before warming lets requests in flight run (planning is synchronous). */
+const WARM_SLICE_MS = 5;
+
+/**
+ * Plans the most used operations on a graph not yet served (decision 009):
+ * 1. Read the top `limit` documents of the last day from the operation registry (one query per swap).
+ * 2. Parse each normalised text and plan it on the new planner, which keeps the plan by that text too,
+ *    so the first request with any document object of the same text finds it ready.
+ * 3. Planning is synchronous: after each `WARM_SLICE_MS` of it, yield to the event loop, so requests
+ *    still served by the old graph do not wait behind the warm-up (that would be the spike it avoids).
+ * A registry that cannot be read, or a document that no longer parses, only costs its warm plan.
+ */
+async function warmPlanner(deps: RegistryGraphSourceOptions, planner: QueryPlanner, limit: number): Promise<void> {
+  const started = Date.now();
+  let operations;
+  try {
+    operations = await mostUsedOperations(deps.db, { since: new Date(Date.now() - WARM_WINDOW_MS), limit });
+  } catch (error) {
+    deps.logger.warn({ err: error }, 'cannot read the operation registry; the new graph serves without warm plans');
+    return;
+  }
+  let planned = 0;
+  let slice = performance.now();
+  for (const operation of operations) {
+    try {
+      if (planner.warm(parse(operation.normalised, { noLocation: true }), operation.operationName)) planned += 1;
+    } catch (error) {
+      deps.logger.debug({ err: error, hash: operation.hash }, 'a recorded operation could not be warmed');
+    }
+    if (performance.now() - slice > WARM_SLICE_MS) {
+      await nextTurn();
+      slice = performance.now();
+    }
+  }
+  deps.logger.info({ operations: operations.length, planned, ms: Date.now() - started }, 'plans warmed before the swap');
 }
 
 export interface RegistryGraphSource {
@@ -79,6 +139,9 @@ export interface RegistryGraphSource {
  */
 export function createRegistryGraphSource(options: RegistryGraphSourceOptions): RegistryGraphSource {
   let lastKey: string | undefined;
+  const warmOperations = options.warmOperations ?? 500;
+  // One printed text per document object across every graph this source serves.
+  const documentText = createDocumentText();
   return {
     async reload() {
       const records = await listSubgraphs(options.db);
@@ -100,7 +163,9 @@ export function createRegistryGraphSource(options: RegistryGraphSourceOptions): 
         options.metrics?.schemaReloads.inc({ result: 'unchanged' });
         return;
       }
-      recordSwap(options, 'registry', outcome.supergraphSdl, routes);
+      const prepared = prepareGraph(options, 'registry', outcome.supergraphSdl, routes, documentText);
+      if (prepared.next.planner && warmOperations > 0) await warmPlanner(options, prepared.next.planner, warmOperations);
+      swapIn(options, prepared);
       lastKey = key;
     },
   };
@@ -127,7 +192,7 @@ export function createFileGraphSource(options: FileGraphSourceOptions): GraphSou
   async function load(): Promise<void> {
     const text = await readFile(file, 'utf8');
     if (text === lastText) return;
-    recordSwap(options, file, text, new Map());
+    swapIn(options, prepareGraph(options, file, text, new Map()));
     lastText = text;
   }
 

@@ -42,4 +42,39 @@ describe('useDashboard', () => {
     const page = await (await yoga.fetch('http://router.test/ops')).text();
     expect(page).toContain('"metricsUrl":"/internal/metrics","pollMs":5000');
   });
+
+  describe('top operations by client', () => {
+    const top = [{ clientName: 'web', total: 3, operations: [{ operationName: 'ProductPage', operationType: 'query', hash: 'ab', count: 3, lastSeen: new Date('2026-12-01T10:00:00Z') }] }];
+
+    it('answers its JSON beside the page, and the page reads it; without a registry neither exists', async () => {
+      const yoga = server({ topOperations: async () => top });
+      const response = await yoga.fetch('http://router.test/dashboard/operations');
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(await response.json()).toEqual({ windowHours: 24, clients: [{ ...top[0], operations: [{ ...top[0]!.operations[0], lastSeen: '2026-12-01T10:00:00.000Z' }] }] });
+      expect(await (await yoga.fetch('http://router.test/dashboard')).text()).toContain('<table id="clients">');
+      const without = server();
+      expect((await without.fetch('http://router.test/dashboard/operations')).status).toBe(404);
+      expect(await (await without.fetch('http://router.test/dashboard')).text()).not.toContain('id="clients"');
+    });
+
+    it('reads the registry once for every page asking within its time to live, and does not keep a failure', async () => {
+      let reads = 0;
+      let fail = true;
+      const yoga = server({
+        topOperationsTtlMs: 60_000,
+        topOperations: async () => {
+          reads += 1;
+          if (fail) throw new Error('database down');
+          return top;
+        },
+      });
+      expect((await yoga.fetch('http://router.test/dashboard/operations')).status).toBe(503);
+      fail = false;
+      const answers = await Promise.all([1, 2, 3].map(() => yoga.fetch('http://router.test/dashboard/operations')));
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+      expect(reads).toBe(2);
+    });
+  });
 });

@@ -8,7 +8,7 @@ import { useQueryPlans } from './use-query-plans.js';
 /** A router in miniature whose "stitching" answers `stitched`, with a planner that plans everything and runs it with `execute`. */
 function miniRouter(execute: QueryPlanner['execute']) {
   const schema = createSchema({ typeDefs: 'type Query { hello: String }', resolvers: { Query: { hello: () => 'stitched' } } });
-  const planner: QueryPlanner = { planFor: () => ({ fetches: [], denied: [], variableDefaults: {} }), whyUnplanned: () => undefined, execute };
+  const planner: QueryPlanner = { planFor: () => ({ fetches: [], denied: [], variableDefaults: {} }), whyUnplanned: () => undefined, warm: () => true, execute };
   const graph = new GraphHolder();
   graph.swap({ schema, supergraphSdl: '', subgraphs: [], routes: new Map(), source: 'test', planner });
   const metrics = createMetrics({ processMetrics: false });

@@ -2,13 +2,17 @@
 import type { Plugin } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { clientError } from '../errors/client-error.js';
+import type { ErrorCode } from '../errors/codes.js';
 import type { TrustedDocumentBook } from '../registry/trusted-documents.js';
+import type { RouterMetrics } from '../telemetry/metrics.js';
 
 export interface TrustedDocumentsOptions {
   /** `allow`: ids and free text; `enforce`: registered documents only. (`off` adds no plugin.) */
   mode: 'allow' | 'enforce';
   /** Kept current by the registry's change feed. */
   book: TrustedDocumentBook;
+  /** Counts refusals by code (`switchyard_trusted_document_refusals_total`). Default: not counted. */
+  metrics?: RouterMetrics;
 }
 
 /** Body members, besides yoga's own, that a request may carry: GraphQL over HTTP's persisted documents. */
@@ -26,7 +30,13 @@ export const TRUSTED_DOCUMENT_PARAMS = ['documentId'];
  * schema change must not run unchecked against a graph it no longer fits.
  */
 export function useTrustedDocuments(options: TrustedDocumentsOptions): Plugin {
-  const { book } = options;
+  const { book, metrics } = options;
+  // The requests counter has no code label (its labels are operation and status, and a refused
+  // request has no operation yet), so refusals get a counter of their own, counted where they are made.
+  const refuse = (code: ErrorCode, message: string) => {
+    metrics?.trustedDocumentRefusals.inc({ code });
+    return clientError(code, message, { httpStatus: 400 });
+  };
   return usePersistedOperations({
     allowArbitraryOperations: options.mode === 'allow',
     extractPersistedOperationId(params, request) {
@@ -43,9 +53,9 @@ export function useTrustedDocuments(options: TrustedDocumentsOptions): Plugin {
       return book.get(key) ?? null;
     },
     customErrors: {
-      persistedQueryOnly: () => clientError('DOCUMENT_NOT_TRUSTED', 'This router runs registered documents only: send a documentId from a published manifest instead of the query text.', { httpStatus: 400 }),
-      notFound: () => clientError('PERSISTED_DOCUMENT_NOT_FOUND', 'No published manifest holds this document id.', { httpStatus: 400 }),
-      keyNotFound: () => clientError('BAD_REQUEST', 'Send the query text or a documentId.', { httpStatus: 400 }),
+      persistedQueryOnly: () => refuse('DOCUMENT_NOT_TRUSTED', 'This router runs registered documents only: send a documentId from a published manifest instead of the query text.'),
+      notFound: () => refuse('PERSISTED_DOCUMENT_NOT_FOUND', 'No published manifest holds this document id.'),
+      keyNotFound: () => refuse('BAD_REQUEST', 'Send the query text or a documentId.'),
     },
   }) as Plugin;
 }

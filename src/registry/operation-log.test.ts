@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
 import type { Database } from './database.js';
-import { createOperationRecorder, listOperations, type OperationSighting } from './operation-log.js';
+import { createOperationRecorder, listOperations, mostUsedOperations, topOperationsByClient, type OperationSighting } from './operation-log.js';
 
 const sighting = (overrides: Partial<OperationSighting> = {}): OperationSighting => ({
   hash: 'a'.repeat(64),
@@ -75,5 +75,43 @@ describe('operation recorder', () => {
     expect(recorder.stats()).toEqual({ recorded: 2, pending: 1, dropped: 1 });
     await recorder.close();
     expect((await listOperations(db)).map((o) => [o.hash[0], o.count])).toEqual([['a', 2]]);
+  });
+
+  describe('the most used operations', () => {
+    const B = 'b'.repeat(64);
+    const C = 'c'.repeat(64);
+    async function seed(): Promise<void> {
+      const recorder = createOperationRecorder({ db, flushIntervalMs: 60_000 });
+      // A: 3 by web 1.0, 2 by web 2.0, 1 by ios; B: 4 by ios; C: 1 by web, and 9 three days ago (outside a day's window).
+      for (let i = 0; i < 3; i += 1) recorder.record(sighting({ operationName: 'A' }));
+      for (let i = 0; i < 2; i += 1) recorder.record(sighting({ operationName: 'A', clientVersion: '2.0' }));
+      recorder.record(sighting({ operationName: 'A', clientName: 'ios' }));
+      for (let i = 0; i < 4; i += 1) recorder.record(sighting({ hash: B, normalised: '{ b }', operationName: 'B', clientName: 'ios' }));
+      recorder.record(sighting({ hash: C, normalised: '{ c }', operationName: 'C' }));
+      for (let i = 0; i < 9; i += 1) recorder.record(sighting({ hash: C, normalised: '{ c }', operationName: 'C', at: new Date(Date.now() - 3 * 86_400_000) }));
+      await recorder.close();
+    }
+
+    it('sums every client of a document over the window, most used first, at most the limit', async () => {
+      await seed();
+      const since = new Date(Date.now() - 86_400_000);
+      const top = await mostUsedOperations(db, { since, limit: 2 });
+      expect(top.map(({ operationName, count }) => ({ operationName, count }))).toEqual([
+        { operationName: 'A', count: 6 },
+        { operationName: 'B', count: 4 },
+      ]);
+      expect(top[0]!.normalised).toBe(sighting().normalised);
+      expect(await mostUsedOperations(db, { since, limit: 0 })).toEqual([]);
+    });
+
+    it('ranks clients by executions, each with its most executed operations, versions summed', async () => {
+      await seed();
+      const clients = await topOperationsByClient(db, { since: new Date(Date.now() - 86_400_000), clients: 5, perClient: 1 });
+      expect(clients.map(({ clientName, total, operations }) => ({ clientName, total, operations: operations.map((o) => [o.operationName, o.count]) }))).toEqual([
+        { clientName: 'web', total: 6, operations: [['A', 5]] },
+        { clientName: 'ios', total: 5, operations: [['B', 4]] },
+      ]);
+      expect(await topOperationsByClient(db, { since: new Date(Date.now() - 86_400_000), clients: 1, perClient: 5 })).toHaveLength(1);
+    });
   });
 });

@@ -27,6 +27,7 @@ export const METRIC = {
   auditBuffered: 'switchyard_audit_buffered',
   auditSpilled: 'switchyard_audit_spilled_total',
   operationsRecorded: 'switchyard_operations_recorded_total',
+  trustedDocumentRefusals: 'switchyard_trusted_document_refusals_total',
   executions: 'switchyard_executions_total',
   plans: 'switchyard_plans_total',
   schemaVersion: 'switchyard_schema_version',

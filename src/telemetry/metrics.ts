@@ -40,6 +40,8 @@ export interface RouterMetrics {
   watchAudit(stats: () => { buffered: number; spilled: number }): void;
   /** Reads the operation recorder's counter at every scrape. */
   watchOperations(stats: () => { recorded: number }): void;
+  /** Requests refused by trusted documents, by error code (DOCUMENT_NOT_TRUSTED, PERSISTED_DOCUMENT_NOT_FOUND, BAD_REQUEST). */
+  readonly trustedDocumentRefusals: Counter<'code'>;
   /** Operations executed, by path: `plan` (a query plan), `stitching`, or `plan_error` (a plan runner failure: the request fails, nothing is re-run). */
   readonly executions: Counter<'path'>;
   /** Documents planned, by outcome: planned, unsupported (runs by stitching), invalid or failed (planner bugs; run by stitching). */
@@ -148,6 +150,12 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
         },
       });
     },
+    trustedDocumentRefusals: new Counter({
+      name: METRIC.trustedDocumentRefusals,
+      help: 'Requests refused by trusted documents before parsing, by error code: DOCUMENT_NOT_TRUSTED (free text under enforce), PERSISTED_DOCUMENT_NOT_FOUND (unknown id), BAD_REQUEST (neither).',
+      labelNames: ['code'],
+      registers: [registry],
+    }),
     executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document and decision), stitching (subscriptions, or every operation with query plans off), or plan_error (the plan runner failed: a bug; the request failed).', labelNames: ['path'], registers: [registry] }),
     plans: new Counter({ name: METRIC.plans, help: 'Documents planned (once per document and graph), by outcome: planned, unsupported (runs by stitching), invalid (a subgraph document failed validation against its subgraph; a planner bug) or failed (the planner threw; a bug).', labelNames: ['outcome'], registers: [registry] }),
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),

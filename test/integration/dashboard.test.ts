@@ -57,6 +57,32 @@ describe(`ops dashboard (${databaseKind} database)`, () => {
     });
   });
 
+  describe('top operations by client, from the operation registry', () => {
+    it('lists the busiest clients with their most executed operations and counts, and no document text', async () => {
+      for (let i = 0; i < 3; i++) await stack.query(TRAFFIC, { headers: { 'graphql-client-name': 'storefront', 'graphql-client-version': '2.0' } });
+      await stack.query(BURST, { headers: { 'graphql-client-name': 'storefront', 'graphql-client-version': '2.1' } });
+      await stack.query(BURST, { headers: { 'graphql-client-name': 'ops-script' } });
+      type Top = { clients: { clientName: string; total: number; operations: { operationName: string; count: number }[] }[] };
+      let top: Top | undefined;
+      await eventually(
+        async () => {
+          const response = await fetch(`${dashboardUrl()}/operations`);
+          top = (await response.json()) as Top;
+          return response.status === 200 && top.clients.some((c) => c.clientName === 'storefront' && c.total === 4) && top.clients.some((c) => c.clientName === 'ops-script');
+        },
+        { what: 'the recorded operations to reach the ops page', timeoutMs: 20_000 },
+      );
+      const storefront = top!.clients.find((c) => c.clientName === 'storefront')!;
+      // Both versions of the client summed; its busiest operation first.
+      expect(storefront.operations.map(({ operationName, count }) => ({ operationName, count }))).toEqual([
+        { operationName: 'DashboardTraffic', count: 3 },
+        { operationName: 'DashboardBurst', count: 1 },
+      ]);
+      expect(top!.clients.indexOf(storefront)).toBeLessThan(top!.clients.findIndex((c) => c.clientName === 'ops-script'));
+      expect(JSON.stringify(top)).not.toContain('products(');
+    });
+  });
+
   describe.skipIf(browserMissing)(`in a headless browser${browserMissing ? ` (skipped: no ${CHROMIUM}; apt-get install -y chromium)` : ''}`, () => {
     let userDataDir: string;
     let context: BrowserContext;
@@ -148,6 +174,21 @@ describe(`ops dashboard (${databaseKind} database)`, () => {
       expect(await cellOnce('operations', 'DashboardBurst', 2, /^0$/)).toBe('0');
       expect(pageErrors).toEqual([]);
     }, 60_000);
+
+    it('shows the top operations by client, read from the registry', async () => {
+      await stack.query(TRAFFIC, { headers: { 'graphql-client-name': 'checkout-web' } });
+      await eventually(async () => JSON.stringify(await (await fetch(`${dashboardUrl()}/operations`)).json()).includes('checkout-web'), {
+        what: 'checkout-web to be recorded',
+        timeoutMs: 20_000,
+      });
+      // The page reads the registry every 10 s; a reload reads it at once.
+      await page.reload();
+      const client = page.locator('#clients tbody tr').filter({ has: page.getByRole('rowheader', { name: /^checkout-web · 1$/ }) });
+      await client.waitFor(WAIT);
+      expect(await client.locator('td').allInnerTexts()).toEqual(['DashboardTraffic', '1', expect.any(String)]);
+      expect(await page.locator('#clients-empty').isHidden()).toBe(true);
+      expect(pageErrors).toEqual([]);
+    });
 
     it('says so, and greys the numbers out, when /metrics stops answering', async () => {
       await stack.router.close();

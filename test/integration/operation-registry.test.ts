@@ -7,7 +7,7 @@ import { mintDevToken } from '../../src/security/authenticate.js';
 import { publishSubgraph } from '../../src/registry/subgraph-store.js';
 import { compositionCheck } from '../../src/cli/registry-commands.js';
 import { PACKAGE_ROOT } from '../../src/config/paths.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import { readMetric, startStack, type Stack } from '../helpers/stack.js';
 import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-subgraph.js';
 import { runCli } from '../helpers/cli.js';
 import type { RunningRouter } from '../../src/cli/start-router.js';
@@ -344,6 +344,9 @@ describe(`trusted documents (${databaseKind} database)`, () => {
       expect(unknown.status, method).toBe(400);
       expect(unknown.body.errors?.[0].extensions?.code).toBe('PERSISTED_DOCUMENT_NOT_FOUND');
     }
+    // Ops see the refusals by code.
+    const refusals = (code: string) => readMetric(enforce, 'switchyard_trusted_document_refusals_total', { code });
+    expect({ notTrusted: await refusals('DOCUMENT_NOT_TRUSTED'), notFound: await refusals('PERSISTED_DOCUMENT_NOT_FOUND') }).toEqual({ notTrusted: 2, notFound: 2 });
   });
 
   it('allow: registered ids and free text both run; an unknown id is PERSISTED_DOCUMENT_NOT_FOUND', async () => {

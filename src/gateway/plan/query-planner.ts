@@ -2,6 +2,7 @@
 import {
   buildASTSchema,
   execute,
+  Kind,
   parse,
   printSchema,
   type DocumentNode,
@@ -15,6 +16,7 @@ import { buildPlan, type QueryPlan } from './build-plan.js';
 import { runPlan } from './run-plan.js';
 import { PlanInvalid, PlanUnsupported, SupergraphModel } from './supergraph-model.js';
 import { clientError } from '../../errors/client-error.js';
+import { createDocumentText, type DocumentText } from '../../cache/document-text.js';
 
 export interface QueryPlannerOptions {
   supergraph: DocumentNode;
@@ -37,6 +39,12 @@ export interface QueryPlannerOptions {
    * subgraph's validation) and `failed` (the planner threw): planner bugs, logged as errors.
    */
   onPlanned?: (outcome: PlanOutcome, reason: string | undefined, operationName: string | undefined) => void;
+  /**
+   * The normalised text of a document (decision 009): how a request's document finds a plan warmed
+   * from another document object with the same text. Share one across graphs so a document is
+   * printed once. Default: a memo of this planner's own.
+   */
+  documentText?: DocumentText;
 }
 
 export type PlanOutcome = 'planned' | 'unsupported' | 'invalid' | 'failed';
@@ -50,6 +58,13 @@ export interface QueryPlanner {
   planFor(document: DocumentNode, operationName: string | null | undefined, denied?: ReadonlySet<string>): QueryPlan | undefined;
   /** Runs a plan and projects the merged answers onto the client's operation. */
   execute(plan: QueryPlan, args: ExecutionArgs): Promise<ExecutionResult>;
+  /**
+   * Plans an operation before any request asks for it (decision 009: warm plans on publish), as a
+   * request without denied fields and without progressive-override labels would. A later request
+   * whose document prints the same finds the plan ready, whatever its document object. Returns
+   * whether it was planned (false: stitching would run it).
+   */
+  warm(document: DocumentNode, operationName: string | null | undefined): boolean;
   /** Why an operation has no plan (for logs and tests). */
   whyUnplanned(document: DocumentNode, operationName: string | null | undefined): string | undefined;
 }
@@ -76,6 +91,13 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
   const labels = [...model.overrideLabels].sort().map((label) => ({ label, percent: percentOf(label) }));
   const random = options.random ?? Math.random;
   const NONE = new Set<string>();
+  const documentText = options.documentText ?? createDocumentText();
+  /**
+   * Warmed plans by the document's normalised text. Only `warm` adds to it, so it holds at most the
+   * operations warmed (the registry's top N), unlike the per-object memo, which forgets a document
+   * with yoga's parse cache.
+   */
+  const warmed = new Map<string, Map<string, QueryPlan | PlanUnsupported>>();
 
   /** The labels switched on for one request (none in a supergraph without progressive overrides). */
   function labelsForRequest(): ReadonlySet<string> {
@@ -99,8 +121,13 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
       byDocument = decided;
     }
     let byName = byDocument.get(document);
-    if (!byName) byDocument.set(document, (byName = new Map()));
-    const key = on.size === 0 ? (operationName ?? '') : `${operationName ?? ''}\u0000${[...on].join('\u0000')}`;
+    if (!byName) {
+      // First sight of this document object on this graph: a warmed plan of the same text serves it.
+      byName = (byDocument === plans && warmed.size > 0 ? warmed.get(documentText(document)) : undefined) ?? new Map();
+      byDocument.set(document, byName);
+    }
+    const name = operationName ?? soleOperationName(document);
+    const key = on.size === 0 ? name : `${name}\u0000${[...on].join('\u0000')}`;
     let plan = byName.get(key);
     if (!plan) {
       try {
@@ -122,6 +149,12 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
       const plan = lookup(document, operationName, labelsForRequest(), denied);
       return plan instanceof PlanUnsupported ? undefined : plan;
     },
+    warm(document, operationName) {
+      const plan = lookup(document, operationName, NONE);
+      const text = documentText(document);
+      if (!warmed.has(text)) warmed.set(text, plans.get(document)!);
+      return !(plan instanceof PlanUnsupported);
+    },
     whyUnplanned(document, operationName) {
       const plan = lookup(document, operationName, labelsForRequest());
       return plan instanceof PlanUnsupported ? plan.message : undefined;
@@ -142,6 +175,21 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
       return { ...result, errors: [...(result.errors ?? []), ...run.unplaced] };
     },
   };
+}
+
+/**
+ * The plan key's operation name: a request may name the only operation of its document or not, and
+ * both must find the same plan (a warmed plan is made with the name the registry recorded).
+ */
+function soleOperationName(document: DocumentNode): string {
+  let name = '';
+  let count = 0;
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
+    count += 1;
+    name = definition.name?.value ?? '';
+  }
+  return count === 1 ? name : '';
 }
 
 /** N of a `percent(N)` label; undefined for a named label. */
