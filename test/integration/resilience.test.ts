@@ -91,8 +91,9 @@ describe(`resilience (${databaseKind} database)`, () => {
       expect(retries).toBeGreaterThan(0);
       // Retried calls that then succeeded are the pages that did not go partial.
       expect(partial.length).toBeLessThan(failures);
-      // The budget: 10% of 200 calls plus the 2 tokens it starts with.
-      expect(retries).toBeLessThanOrEqual(0.1 * 200 + 2);
+      // The budget: 10% of 200 calls plus what it saved up before (at most its 10 tokens: the tests above
+      // made healthy calls to inventory, which deposit too).
+      expect(retries).toBeLessThanOrEqual(0.1 * 200 + 10);
       for (const page of partial) expect(page.missing).toEqual([{ path: ['product', 'inventory'], subgraph: 'inventory', code: 'SUBGRAPH_UNAVAILABLE' }]);
     });
 
