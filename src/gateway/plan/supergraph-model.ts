@@ -33,8 +33,6 @@ interface TypeModel {
   fields: Map<string, Map<string, JoinField>>;
   /** Fields with a `@join__field` that names no graph: no subgraph serves them as such. */
   unowned: Set<string>;
-  /** Graph → interfaces or unions this type belongs to in that graph. */
-  memberOf: Map<string, Set<string>>;
 }
 
 /** Thrown while planning an operation the planner does not model; the router then executes it by stitching. */
@@ -77,8 +75,6 @@ export class SupergraphModel {
 
   constructor(document: DocumentNode) {
     this.#document = document;
-    /** Union memberships, read before their member types may be: [member, graph, union]. */
-    const memberships: [string, string, string][] = [];
     for (const definition of document.definitions) {
       if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === 'join__Graph') {
         for (const value of definition.values ?? []) {
@@ -93,7 +89,7 @@ export class SupergraphModel {
         definition.kind !== Kind.UNION_TYPE_DEFINITION
       )
         continue;
-      const model: TypeModel = { graphs: new Map(), fields: new Map(), unowned: new Set(), memberOf: new Map() };
+      const model: TypeModel = { graphs: new Map(), fields: new Map(), unowned: new Set() };
       for (const directive of definition.directives ?? []) {
         const graph = enumArgument(directive, 'graph');
         if (directive.name.value === 'join__type' && graph) {
@@ -105,19 +101,10 @@ export class SupergraphModel {
           }
           if (booleanArgument(directive, 'isInterfaceObject') === true) entry.interfaceObject = true;
           model.graphs.set(graph, entry);
-        } else if (directive.name.value === 'join__implements' && graph) {
-          const target = stringArgument(directive, 'interface');
-          if (target) memberSet(model, graph).add(target);
         }
       }
-      if (definition.kind === Kind.UNION_TYPE_DEFINITION) {
-        for (const directive of definition.directives ?? []) {
-          if (directive.name.value !== 'join__unionMember') continue;
-          const graph = enumArgument(directive, 'graph');
-          const member = stringArgument(directive, 'member');
-          if (graph && member) memberships.push([member, graph, definition.name.value]);
-        }
-      } else {
+      // Which types each subgraph has at an abstract position comes from its own schema (subgraph-schemas.ts).
+      if (definition.kind !== Kind.UNION_TYPE_DEFINITION) {
         for (const field of definition.fields ?? []) {
           const joins = new Map<string, JoinField>();
           for (const directive of field.directives ?? []) {
@@ -143,10 +130,6 @@ export class SupergraphModel {
       }
       this.#types.set(definition.name.value, model);
     }
-    for (const [member, graph, union] of memberships) {
-      const model = this.#types.get(member);
-      if (model) memberSet(model, graph).add(union);
-    }
   }
 
   /** Each subgraph's own schema, as the join directives describe it (built on first use). */
@@ -167,14 +150,7 @@ export class SupergraphModel {
     return this.#types.get(typeName)?.graphs.get(graph)?.interfaceObject ?? false;
   }
 
-  hasType(typeName: string, graph: string): boolean {
-    return this.#types.get(typeName)?.graphs.has(graph) ?? false;
-  }
 
-  /** Whether `graph` can return objects of `typeName` where the abstract type `abstractName` is expected. */
-  isMemberIn(typeName: string, abstractName: string, graph: string): boolean {
-    return this.#types.get(typeName)?.memberOf.get(graph)?.has(abstractName) ?? false;
-  }
 
   /**
    * Whether `graph` resolves `typeName.fieldName` by itself: the type is in the graph and the field
@@ -248,11 +224,6 @@ function treeOf(selectionSet: SelectionSetNode): FieldSetTree {
   return tree;
 }
 
-function memberSet(model: TypeModel, graph: string): Set<string> {
-  let set = model.memberOf.get(graph);
-  if (!set) model.memberOf.set(graph, (set = new Set()));
-  return set;
-}
 
 function argumentValue(directive: ConstDirectiveNode | undefined, name: string) {
   return directive?.arguments?.find((a) => a.name.value === name)?.value;
