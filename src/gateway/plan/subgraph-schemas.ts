@@ -15,6 +15,7 @@ import {
   type TypeDefinitionNode,
   type TypeNode,
 } from 'graphql';
+import { booleanArgument, enumArgument, stringArgument } from './join-directives.js';
 
 /** The federation fields every subgraph with entities serves (Apollo Federation subgraph specification). */
 const ENTITIES_SDL = /* GraphQL */ `
@@ -24,25 +25,6 @@ const ENTITIES_SDL = /* GraphQL */ `
 /** Types of the join and link machinery, which no subgraph serves. */
 function isMachinery(name: string): boolean {
   return name.startsWith('join__') || name.startsWith('link__');
-}
-
-function argumentOf(directive: ConstDirectiveNode, name: string) {
-  return directive.arguments?.find((a) => a.name.value === name)?.value;
-}
-
-function stringOf(directive: ConstDirectiveNode, name: string): string | undefined {
-  const value = argumentOf(directive, name);
-  return value?.kind === Kind.STRING ? value.value : undefined;
-}
-
-function enumOf(directive: ConstDirectiveNode, name: string): string | undefined {
-  const value = argumentOf(directive, name);
-  return value?.kind === Kind.ENUM ? value.value : undefined;
-}
-
-function booleanOf(directive: ConstDirectiveNode, name: string): boolean | undefined {
-  const value = argumentOf(directive, name);
-  return value?.kind === Kind.BOOLEAN ? value.value : undefined;
 }
 
 function directivesNamed(node: { directives?: readonly ConstDirectiveNode[] }, name: string): ConstDirectiveNode[] {
@@ -100,7 +82,7 @@ function isTypeDefinition(definition: DefinitionNode): definition is TypeDefinit
 
 function inGraph(node: TypeDefinitionNode, graph: string): boolean {
   const joins = directivesNamed(node, 'join__type');
-  return joins.length === 0 || joins.some((d) => enumOf(d, 'graph') === graph);
+  return joins.length === 0 || joins.some((d) => enumArgument(d, 'graph') === graph);
 }
 
 function namedTypeOf(type: TypeNode): string {
@@ -120,9 +102,9 @@ function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], roo
     const joins = directivesNamed(node, 'join__field');
     let type: TypeNode = node.type;
     if (joins.length > 0 || !typeHasJoins) {
-      const own = joins.filter((d) => enumOf(d, 'graph') === graph);
+      const own = joins.filter((d) => enumArgument(d, 'graph') === graph);
       if (joins.length > 0 && own.length === 0) return undefined;
-      const declared = own.map((d) => stringOf(d, 'type')).find((t) => t !== undefined);
+      const declared = own.map((d) => stringArgument(d, 'type')).find((t) => t !== undefined);
       if (declared) type = parseType(declared, { noLocation: true });
     }
     if (!has(namedTypeOf(type))) return undefined;
@@ -136,31 +118,31 @@ function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], roo
     } else if (node.kind === Kind.ENUM_TYPE_DEFINITION) {
       const values = node.values ?? [];
       const joined = values.some((v) => directivesNamed(v, 'join__enumValue').length > 0);
-      const own = joined ? values.filter((v) => directivesNamed(v, 'join__enumValue').some((d) => enumOf(d, 'graph') === graph)) : values;
+      const own = joined ? values.filter((v) => directivesNamed(v, 'join__enumValue').some((d) => enumArgument(d, 'graph') === graph)) : values;
       definitions.push({ ...node, values: own.map((v): EnumValueDefinitionNode => ({ ...v, directives: keptDirectives(v) })), directives: [] });
     } else if (node.kind === Kind.INPUT_OBJECT_TYPE_DEFINITION) {
       const fields = (node.fields ?? []).filter((f) => {
         const joins = directivesNamed(f, 'join__field');
-        return (joins.length === 0 || joins.some((d) => enumOf(d, 'graph') === graph)) && has(namedTypeOf(f.type));
+        return (joins.length === 0 || joins.some((d) => enumArgument(d, 'graph') === graph)) && has(namedTypeOf(f.type));
       });
       definitions.push({ ...node, fields: fields.map(cleanInputValue), directives: [] });
     } else if (node.kind === Kind.UNION_TYPE_DEFINITION) {
       const members = directivesNamed(node, 'join__unionMember');
-      const own = members.length > 0 ? members.filter((d) => enumOf(d, 'graph') === graph).map((d) => stringOf(d, 'member')!) : (node.types ?? []).map((t) => t.name.value);
+      const own = members.length > 0 ? members.filter((d) => enumArgument(d, 'graph') === graph).map((d) => stringArgument(d, 'member')!) : (node.types ?? []).map((t) => t.name.value);
       const types = own.filter((member) => present.get(member)?.kind === Kind.OBJECT_TYPE_DEFINITION || isInterfaceObjectIn(present.get(member), graph));
       if (types.length > 0) definitions.push({ ...node, types: types.map(named), directives: [] });
       else present.delete(name);
     } else {
-      const joinType = directivesNamed(node, 'join__type').find((d) => enumOf(d, 'graph') === graph);
-      if (joinType && stringOf(joinType, 'key') !== undefined && node.kind === Kind.OBJECT_TYPE_DEFINITION) entities.push(name);
-      const interfaceObject = joinType !== undefined && booleanOf(joinType, 'isInterfaceObject') === true;
-      if (interfaceObject && joinType && stringOf(joinType, 'key') !== undefined) entities.push(name);
+      const joinType = directivesNamed(node, 'join__type').find((d) => enumArgument(d, 'graph') === graph);
+      if (joinType && stringArgument(joinType, 'key') !== undefined && node.kind === Kind.OBJECT_TYPE_DEFINITION) entities.push(name);
+      const interfaceObject = joinType !== undefined && booleanArgument(joinType, 'isInterfaceObject') === true;
+      if (interfaceObject && joinType && stringArgument(joinType, 'key') !== undefined) entities.push(name);
       const typeHasJoins = directivesNamed(node, 'join__type').length > 0;
       const fields = (node.fields ?? []).map((f) => field(f, typeHasJoins)).filter((f): f is FieldDefinitionNode => f !== undefined);
       const implementsJoins = directivesNamed(node, 'join__implements');
       const interfaces = interfaceObject
         ? []
-        : (implementsJoins.length > 0 ? implementsJoins.filter((d) => enumOf(d, 'graph') === graph).map((d) => stringOf(d, 'interface')!) : (node.interfaces ?? []).map((i) => i.name.value)).filter(
+        : (implementsJoins.length > 0 ? implementsJoins.filter((d) => enumArgument(d, 'graph') === graph).map((d) => stringArgument(d, 'interface')!) : (node.interfaces ?? []).map((i) => i.name.value)).filter(
             (i) => present.get(i)?.kind === Kind.INTERFACE_TYPE_DEFINITION && !isInterfaceObjectIn(present.get(i), graph),
           );
       if (fields.length === 0) continue;
@@ -195,7 +177,7 @@ function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], roo
 }
 
 function isInterfaceObjectIn(node: TypeDefinitionNode | undefined, graph: string): boolean {
-  return node !== undefined && directivesNamed(node, 'join__type').some((d) => enumOf(d, 'graph') === graph && booleanOf(d, 'isInterfaceObject') === true);
+  return node !== undefined && directivesNamed(node, 'join__type').some((d) => enumArgument(d, 'graph') === graph && booleanArgument(d, 'isInterfaceObject') === true);
 }
 
 function named(name: string): NamedTypeNode {

@@ -1,5 +1,6 @@
 // What the supergraph's join directives say about each type and field: which subgraph can resolve it, with which keys.
-import { Kind, parse, type ConstDirectiveNode, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { Kind, parse, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { booleanArgument, enumArgument, stringArgument } from './join-directives.js';
 import { extractSubgraphSchemas } from './subgraph-schemas.js';
 
 /** One `@join__field(graph: G, ...)` of a field. */
@@ -222,24 +223,4 @@ function treeOf(selectionSet: SelectionSetNode): FieldSetTree {
     }
   }
   return tree;
-}
-
-
-function argumentValue(directive: ConstDirectiveNode | undefined, name: string) {
-  return directive?.arguments?.find((a) => a.name.value === name)?.value;
-}
-
-function stringArgument(directive: ConstDirectiveNode | undefined, name: string): string | undefined {
-  const value = argumentValue(directive, name);
-  return value?.kind === Kind.STRING ? value.value : undefined;
-}
-
-function enumArgument(directive: ConstDirectiveNode | undefined, name: string): string | undefined {
-  const value = argumentValue(directive, name);
-  return value?.kind === Kind.ENUM ? value.value : undefined;
-}
-
-function booleanArgument(directive: ConstDirectiveNode | undefined, name: string): boolean | undefined {
-  const value = argumentValue(directive, name);
-  return value?.kind === Kind.BOOLEAN ? value.value : undefined;
 }
