@@ -300,6 +300,15 @@ class Planner {
     if (read.size < this.#privateKeys.size) throw new PlanUnsupported('a nested key field under a response key the client uses for another field');
   }
 
+  /** 9. Whether the caller may not read the client's field: then it is recorded for the runner to answer FORBIDDEN. */
+  deny(type: GraphQLObjectType | GraphQLInterfaceType, name: string, key: string, path: readonly string[]): boolean {
+    if (this.#internal > 0 || this.denied.size === 0) return false;
+    const coordinate = `${type.name}.${name}`;
+    if (!this.denied.has(coordinate)) return false;
+    this.denials.push({ path, typeName: type.name, key, coordinate });
+    return true;
+  }
+
   /** Plans what the plan itself needs (a key, required fields): fetched whatever the caller may read. */
   internal(plan: () => void): void {
     this.#internal++;
@@ -319,10 +328,7 @@ class Planner {
       if (INTROSPECTION_ROOTS.has(name)) continue;
       if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name}`);
       // 9. A denied root field makes no fetch at all (an empty one would be no document).
-      if (this.denied.has(`${rootType.name}.${name}`)) {
-        this.denials.push({ path: [], typeName: rootType.name, key, coordinate: `${rootType.name}.${name}` });
-        continue;
-      }
+      if (this.deny(rootType, name, key, [])) continue;
       const graphs = this.model.resolversOf(rootType.name, name, this.labels);
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
       let step: FetchStep | undefined;
@@ -495,10 +501,7 @@ class Planner {
       }
       if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name} below the root`);
       // 9. A field the caller may not read is never fetched; the runner answers it FORBIDDEN.
-      if (this.#internal === 0 && this.denied.size > 0 && this.denied.has(`${type.name}.${name}`)) {
-        this.denials.push({ path, typeName: type.name, key, coordinate: `${type.name}.${name}` });
-        continue;
-      }
+      if (this.deny(type, name, key, path)) continue;
       if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph, this.labels) && !this.model.requiresOf(type.name, name, graph)))) {
         remote.push([key, nodes]);
         continue;
@@ -701,7 +704,7 @@ function positionOf(path: readonly string[], typeName: string): string {
 
 /** One entity step per subgraph, position and type. */
 function positionKey(graph: string, path: readonly string[], typeName: string): string {
-  return `${graph}\u0000${path.join('\u0000')}\u0000${typeName}`;
+  return `${graph}\u0000${positionOf(path, typeName)}`;
 }
 
 function emptyTree(): SelectionTree {
