@@ -31,6 +31,7 @@ import { Authorizer, installGuards } from '../security/authorization.js';
 import { KeyRing } from '../security/signing-keys.js';
 import { createLocalMinter, createTokenExchangeClient, withTokenCache, type CachedTokenSource, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
+import { startSectionCache, type RouterSectionCacheHandle } from './start-section-cache.js';
 import { createTracing } from '../telemetry/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
@@ -125,12 +126,26 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let trustedDocuments: TrustedDocumentBook | undefined;
   let keyRing: KeyRing;
   let authenticator: Authenticator | undefined;
+  let sectionCache: RouterSectionCacheHandle | undefined;
+  const startCache = (database?: Database) =>
+    config.sectionCache && config.queryPlans ? startSectionCache({ config, metrics, logger, principalOf, perUserTokens: config.subgraphTokens, database }) : undefined;
   try {
     if (config.supergraphFile) {
       // A supergraph composed elsewhere needs no registry: keys live in memory, policies (but the built-in cost limit) and permissions stay empty.
       keyRing = await KeyRing.ephemeral();
       if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
-      fileSource = createFileGraphSource({ file: config.supergraphFile, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans });
+      sectionCache = startCache();
+      fileSource = createFileGraphSource({
+        file: config.supergraphFile,
+        holder: graph,
+        executorFor,
+        logger,
+        metrics,
+        overrideLabels,
+        decorateSchema,
+        queryPlans: config.queryPlans,
+        sectionCache: sectionCache?.shared,
+      });
       await fileSource.start();
     } else {
       const db = (database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
@@ -147,7 +162,19 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
       const book = (trustedDocuments = new TrustedDocumentBook());
       const ring = keyRing;
-      const registry = createRegistryGraphSource({ db, holder: graph, executorFor, logger, metrics, overrideLabels, decorateSchema, queryPlans: config.queryPlans, warmOperations: config.warmOperations });
+      const cache = (sectionCache = startCache(db));
+      const registry = createRegistryGraphSource({
+        db,
+        holder: graph,
+        executorFor,
+        logger,
+        metrics,
+        overrideLabels,
+        decorateSchema,
+        queryPlans: config.queryPlans,
+        warmOperations: config.warmOperations,
+        sectionCache: cache?.shared,
+      });
       // One feed for every live table: each topic reloads its own in-memory copy.
       feed = await watchChanges(
         db,
@@ -159,7 +186,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
           else if (topic === 'policies') {
             policies.replace(await listPolicies(db));
             queues.pumpAll();
-          }
+          } else await cache?.onRegistryChange(topic);
         },
         { pollMs: config.registryPollMs, onError: (error) => logger.warn({ err: error }, 'registry change check failed') },
       );
@@ -168,6 +195,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   } catch (error) {
     await fileSource?.stop().catch(() => {});
     await feed?.stop().catch(() => {});
+    await sectionCache?.close().catch(() => {});
     await audit?.close().catch(() => {});
     await operations?.close().catch(() => {});
     await dispatcher.close().catch(() => {});
@@ -224,6 +252,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       await operations?.close().catch((error: Error) => logger.error({ err: error }, 'operation registry: counts could not be saved'));
       await dispatcher.close();
       await rateLimitBuckets.close?.();
+      await sectionCache?.close();
       if (ownsDatabase) await database?.close();
       // Last: the spans of the drained requests are flushed (an unreachable collector only delays exit by its timeout).
       await tracing?.shutdown().catch((error: Error) => logger.warn({ err: error }, 'tracing: spans could not be exported'));

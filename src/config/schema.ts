@@ -27,9 +27,10 @@ export const configSchema = z
       .refine((v) => /^postgres(ql)?:\/\//.test(v), 'must be a postgres:// or postgresql:// URL')
       .optional(),
     /**
-     * Redis shared by every router (`redis://` or `rediss://`): rate-limit buckets live there, so N routers
-     * give one budget, not N. Unset: each router instance keeps its own buckets. A Redis that does not
-     * answer never fails a request (the router falls back to its own buckets until Redis is back).
+     * Redis shared by every router (`redis://` or `rediss://`): rate-limit buckets and the section cache
+     * live there, so N routers give one budget and fetch a part once, not N times. Unset: each router
+     * instance keeps its own. A Redis that does not answer never fails a request (the router falls back
+     * to its own buckets and memory until Redis is back).
      */
     redisUrl: z
       .string()
@@ -123,6 +124,18 @@ export const configSchema = z
      * always set; a complete answer's body stays as small as the data.
      */
     completenessExtension: z.enum(['partial', 'always']).default('partial'),
+    /**
+     * The section cache (docs/caching.md): parts of planned queries whose `@cacheControl` hints or
+     * `switchyard cache set` rules give a max age are kept and shared. Default on (it caches nothing
+     * without hints); off fetches every part every time and serves no stale copies.
+     */
+    sectionCache: booleanLike.default(true),
+    /** Bytes of cached parts one router process keeps in memory (least recently used go first). Default 64 MiB. */
+    cacheMaxBytes: z.coerce.number().int().min(0).default(64 * 1024 * 1024),
+    /** How long an expired part is kept as the fallback for a failing subgraph, in seconds, where no rule says. Default 300. */
+    cacheStaleSeconds: z.coerce.number().int().min(0).max(86_400).default(300),
+    /** Prefix of the section cache's Redis keys (the graph's hash follows it). Default `switchyard:cache:`. */
+    cacheRedisPrefix: z.string().min(1).default('switchyard:cache:'),
     /** Request deadline when no policy sets one, in ms: every subgraph call of a request must end within it. Default 2000. */
     defaultDeadlineMs: positiveMs.default(2_000),
     /** Default timeout of one attempt to a subgraph, in ms, when its route metadata sets none (the deadline usually cuts sooner). Default 10000. */

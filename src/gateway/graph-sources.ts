@@ -3,7 +3,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { parse, type GraphQLSchema } from 'graphql';
+import { createHash } from 'node:crypto';
+import { parse, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Executor } from '@graphql-tools/utils';
 import type { Database } from '../registry/database.js';
 import { listSubgraphs } from '../registry/subgraph-store.js';
@@ -14,7 +15,8 @@ import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import { composeSupergraph } from './compose.js';
 import { buildGatewaySchema, type SubgraphEndpoint } from './gateway-schema.js';
-import { createQueryPlanner, type QueryPlanner } from './plan/query-planner.js';
+import { createQueryPlanner, type QueryPlanner, type QueryPlannerOptions } from './plan/query-planner.js';
+import { readSdlHints, type CacheRuleBook } from '../cache/cache-hints.js';
 import type { GraphHolder, ServedGraph } from './served-graph.js';
 
 /** Makes one subgraph's executor from its endpoint and its registry route metadata (empty for a file). */
@@ -37,7 +39,12 @@ interface SourceDeps {
   decorateSchema?: (schema: GraphQLSchema) => void;
   /** Query plans for the operations they model (decision 005). Default true. */
   queryPlans?: boolean;
+  /** The router's section cache: each graph's plans read and store their parts through it. */
+  sectionCache?: RouterSectionCache;
 }
+
+/** What the router shares with every graph's section cache; the graph adds its hints, hash and routes. */
+export type RouterSectionCache = Omit<NonNullable<QueryPlannerOptions['sectionCache']>, 'hints' | 'graphHash' | 'staleAllowed'> & { rules: CacheRuleBook };
 
 interface PreparedGraph {
   next: Omit<ServedGraph, 'generation' | 'loadedAt'>;
@@ -59,6 +66,7 @@ function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, r
           executors: built.executors,
           overrideLabels: deps.overrideLabels,
           documentText,
+          sectionCache: deps.sectionCache && sectionCacheOf(deps.sectionCache, supergraphSdl, built.document, routes),
           onPlanned: (outcome, reason, operation) => {
             deps.metrics?.plans.inc({ outcome });
             if (outcome === 'unsupported') deps.logger.debug({ operation, reason }, 'operation runs by stitching');
@@ -66,6 +74,17 @@ function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, r
           },
         });
   return { next: { schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source, planner } };
+}
+
+/** One graph's section cache: its SDL hints under the live rules, its hash, and its routes' fallback switches. */
+function sectionCacheOf(shared: RouterSectionCache, supergraphSdl: string, document: DocumentNode, routes: Map<string, RouteMetadata>): QueryPlannerOptions['sectionCache'] {
+  const { rules, ...rest } = shared;
+  return {
+    ...rest,
+    hints: rules.hintsFor(readSdlHints(document)),
+    graphHash: createHash('sha256').update(supergraphSdl).digest('base64url').slice(0, 16),
+    staleAllowed: (subgraph) => routes.get(subgraph)?.fallback?.enabled !== false,
+  };
 }
 
 /** Serves a prepared graph: requests that start from now on use it. */

@@ -6,7 +6,6 @@ import type { Dispatcher } from 'undici';
 import { clientError } from '../errors/client-error.js';
 import { withCircuitBreaker } from '../resilience/circuit-breaker.js';
 import { withDeduplication } from '../resilience/deduplicate.js';
-import { withFallback } from '../resilience/fallback.js';
 import { withHedging } from '../resilience/hedge.js';
 import { failureResult } from '../resilience/operation-shape.js';
 import { requestScopeOf, skippedSubgraph } from '../resilience/request-scope.js';
@@ -19,7 +18,7 @@ import type { RouteMetadata } from '../registry/route.js';
 import type { Principal } from '../security/authenticate.js';
 import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
-import { recordStaleSpan, withAttemptTelemetry } from '../telemetry/subgraph-attempts.js';
+import { withAttemptTelemetry } from '../telemetry/subgraph-attempts.js';
 import { enrichSubgraphResult } from './subgraph-errors.js';
 import { bodyOf, createHttpTransport, requestBody } from './subgraph-transport.js';
 
@@ -45,7 +44,7 @@ export interface SubgraphExecutorOptions {
 
 /**
  * Builds the executor. The stack, from the outside in:
- *   fallback (opt-in) → subgraph token → deduplication (queries) → retry (queries) → hedge (queries) → attempt telemetry → circuit breaker → timeout → HTTP
+ *   subgraph token → deduplication (queries) → retry (queries) → hedge (queries) → attempt telemetry → circuit breaker → timeout → HTTP
  * so every attempt, first, retry or hedge, is counted, traced, checked against the breaker and bounded by
  * min(subgraph timeout, time left before the request deadline).
  *
@@ -59,20 +58,6 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
   const defaultDeadlineMs = options.defaultDeadlineMs ?? 2_000;
   const resilient = options.resilience ?? true;
   const wrappers: CallWrapper[] = [];
-  if (resilient && route.fallback.enabled) {
-    wrappers.push(
-      withFallback({
-        store: health.lastGood,
-        onStale(request, ageMs, failure) {
-          metrics?.staleSections.inc({ subgraph: name });
-          metrics?.cacheRequests.inc({ cache: 'last_good', result: 'hit' });
-          requestScopeOf(request.context)?.stale.push({ subgraph: name, ageMs: Math.round(ageMs), failureCode: failure.code });
-          if (options.tracer) recordStaleSpan(options.tracer, name, request, ageMs, failure.code);
-        },
-        onMiss: () => metrics?.cacheRequests.inc({ cache: 'last_good', result: 'miss' }),
-      }),
-    );
-  }
   if (options.tokens) {
     wrappers.push(
       withSubgraphToken({

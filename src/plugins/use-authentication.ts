@@ -48,11 +48,11 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
     if (known.expiresAt.getTime() <= now()) return undefined;
     // Least recently used goes first: move this one to the end.
     verified.set(token, known);
-    metrics?.cacheRequests.inc(VERIFIED_HIT);
+    metrics?.tokenCacheRequests.inc(VERIFIED_HIT);
     return known;
   }
   async function verify(token: string) {
-    metrics?.cacheRequests.inc(VERIFIED_MISS);
+    metrics?.tokenCacheRequests.inc(VERIFIED_MISS);
     const result = await authenticator.authenticate(token);
     if (result.ok) {
       verified.set(token, result.principal);

@@ -1,10 +1,11 @@
 // Says at the top of every response whether it is complete, which sections are missing, and sets status and caching.
 import { getOperationAST, type ExecutionResult, type GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import { requestScopeOf } from '../resilience/request-scope.js';
+import { requestScopeOf, type CacheNotes } from '../resilience/request-scope.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { respondsWithGraphQLResponseJson } from './completeness/media-type.js';
 import { repathErrors } from './completeness/repath-errors.js';
+import { isUnanswered } from '../errors/unanswered.js';
 
 export interface CompletenessOptions {
   metrics?: RouterMetrics;
@@ -30,25 +31,14 @@ export interface Completeness {
 
 const TIMEOUT_CODES = new Set(['DEADLINE_EXCEEDED', 'SUBGRAPH_TIMEOUT']);
 /**
- * Codes of sections lost because their subgraph could not answer (unreachable, timeout, deadline,
- * open circuit). SUBGRAPH_ERROR is one only with `subgraphStatus`, the HTTP status of an answer that
- * was not a GraphQL response (a 5xx page): without it, the subgraph answered with its own GraphQL error.
- */
-const LOST_CODES = new Set(['SUBGRAPH_UNAVAILABLE', 'SUBGRAPH_TIMEOUT', 'DEADLINE_EXCEEDED', 'CIRCUIT_OPEN']);
-
-function lostBecauseUnanswered(error: GraphQLError): boolean {
-  const code = String(error.extensions?.code);
-  return LOST_CODES.has(code) || (code === 'SUBGRAPH_ERROR' && typeof error.extensions?.subgraphStatus === 'number');
-}
-
-/**
  * After execution:
  * 1. Field errors are put at their exact paths (list indices included), one per failed field.
  * 2. `extensions.completeness = { complete, missing: [{ path, subgraph, code }] }`, stale copies included,
  *    on an answer that is not complete (and on every answer with `extension: 'always'`).
- * 3. Headers: `Switchyard-Completed: true|false`; a partial answer also gets `Cache-Control: no-store`.
+ * 3. Headers: `Switchyard-Completed: true|false`; `Cache-Control: no-store`, except on a complete
+ *    answer made only of cacheable parts: `max-age=<least freshness left>, public|private`.
  * 4. Status: when `data` is null because a required section was lost because its subgraph could
- *    not answer (LOST_CODES), a client reading `application/graphql-response+json` gets 504 if a
+ *    not answer (errors/unanswered.ts), a client reading `application/graphql-response+json` gets 504 if a
  *    deadline or timeout caused it and 502 otherwise; a subgraph's own GraphQL error keeps 200, and
  *    `application/json` keeps 200 (GraphQL over HTTP). Never 206.
  * A result without `data` (a request error or a refusal: nothing executed) gets none of this.
@@ -78,10 +68,10 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
           for (const stale of scope?.stale ?? []) missing.push({ subgraph: stale.subgraph, code: 'STALE', ageMs: stale.ageMs });
           const complete = missing.length === 0 && !errors?.length;
           const headers: Record<string, string> = { 'switchyard-completed': String(complete) };
-          if (!complete) headers['cache-control'] = 'no-store';
+          headers['cache-control'] = complete ? cacheControlOf(scope?.cache) : 'no-store';
           let status: number | undefined;
           // A subgraph that answered with its own GraphQL error keeps 200: it answered.
-          const lost = result.data === null ? errors?.filter(lostBecauseUnanswered) : undefined;
+          const lost = result.data === null ? errors?.filter(isUnanswered) : undefined;
           if (lost?.length && respondsWithGraphQLResponseJson(context.request?.headers.get('accept'))) {
             status = lost.some((e) => TIMEOUT_CODES.has(String(e.extensions?.code))) ? 504 : 502;
           }
@@ -101,4 +91,10 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
       };
     },
   };
+}
+
+/** A complete answer's `Cache-Control`: shared caches may keep it only when every part of it is cacheable (section cache notes). */
+function cacheControlOf(notes: CacheNotes | undefined): string {
+  if (!notes || notes.uncacheable || !Number.isFinite(notes.freshForMs)) return 'no-store';
+  return `max-age=${Math.floor(notes.freshForMs / 1000)}, ${notes.private ? 'private' : 'public'}`;
 }

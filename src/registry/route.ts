@@ -80,14 +80,14 @@ export const routeSchema = z
       .partial()
       .strict()
       .optional(),
-    /** Serve a recent good copy of a section while this subgraph fails (opt-in). */
+    /** Stale copies from the section cache stand in for this subgraph's parts while it fails (docs/caching.md). */
     fallback: z
       .object({
-        /** Default false. */
+        /** Default true. */
         enabled: z.boolean(),
-        /** Oldest copy served, in ms. Default 300000 (5 minutes). */
+        /** Ignored since the section cache keeps stale copies (its `--stale-seconds`); accepted so older routes still read. */
         maxAgeMs: ms,
-        /** Copies kept (entities and root fields), least recently used dropped first. Default 10000. */
+        /** Ignored, as maxAgeMs. */
         maxEntries: z.number().int().positive(),
       })
       .partial()

@@ -10,6 +10,16 @@ export interface StaleSection {
   failureCode: string;
 }
 
+/** What the section cache noted of a request's parts, for its `Cache-Control` header. */
+export interface CacheNotes {
+  /** Some part was fetched or answered without being cacheable for this request. */
+  uncacheable: boolean;
+  /** The least time any part has left to be fresh, in ms. */
+  freshForMs: number;
+  /** Some part is private to the viewer. */
+  private: boolean;
+}
+
 export interface RequestScope {
   /** The request's deadline budget, in ms. */
   readonly deadlineMs: number;
@@ -21,6 +31,8 @@ export interface RequestScope {
   readonly subgraphsCalled: Set<string>;
   /** Sections served from stale copies. */
   readonly stale: StaleSection[];
+  /** Set by the section cache when the request ran a plan whose parts it considered. */
+  cache?: CacheNotes;
 }
 
 export interface RequestScopeOptions {

@@ -1,8 +1,7 @@
-// Long-lived resilience state per subgraph (breaker, latency, budgets, stale copies): survives graph swaps.
+// Long-lived resilience state per subgraph (breaker, latency, budgets): survives graph swaps.
 import type { RouteMetadata } from '../registry/route.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { CircuitBreaker, type CircuitState } from './circuit-breaker.js';
-import { LastGoodStore } from './fallback.js';
 import { LatencyTracker } from './latency-tracker.js';
 import { RetryBudget } from './retry-budget.js';
 
@@ -13,7 +12,8 @@ export interface ResolvedRoute {
   breaker: { enabled: boolean; failureRatio: number; slowCallRatio: number; slowCallMs: number; minRequests: number; windowMs: number; openMs: number };
   retry: { enabled: boolean; maxRetries: number };
   hedge: { enabled: boolean; floorMs: number };
-  fallback: { enabled: boolean; maxAgeMs: number; maxEntries: number };
+  /** Whether the section cache's stale copies may stand in for this subgraph's failures. */
+  fallback: { enabled: boolean };
 }
 
 export function resolveRoute(route: RouteMetadata, defaults: { timeoutMs: number }): ResolvedRoute {
@@ -26,7 +26,7 @@ export function resolveRoute(route: RouteMetadata, defaults: { timeoutMs: number
     breaker: { enabled: true, failureRatio: 0.5, slowCallRatio: 0.5, slowCallMs: timeoutMs, minRequests: 20, windowMs: 10_000, openMs: 5_000, ...route.breaker },
     retry: { enabled: true, maxRetries: 2, ...route.retry },
     hedge: { enabled: true, floorMs: 20, ...route.hedge },
-    fallback: { enabled: false, maxAgeMs: 300_000, maxEntries: 10_000, ...route.fallback },
+    fallback: { enabled: route.fallback?.enabled ?? true },
   };
 }
 
@@ -38,7 +38,6 @@ export interface SubgraphHealth {
   readonly extra: RetryBudget;
   /** ~5% extra calls for hedges. */
   readonly hedges: RetryBudget;
-  readonly lastGood: LastGoodStore;
 }
 
 const STATE_VALUE: Record<CircuitState, number> = { closed: 0, open: 1, half_open: 2 };
@@ -56,7 +55,7 @@ export class SubgraphHealthBook {
   }
 
   get(subgraph: string, route: ResolvedRoute): SubgraphHealth {
-    const key = JSON.stringify([route.breaker, route.fallback]);
+    const key = JSON.stringify(route.breaker);
     const entry = this.#entries.get(subgraph);
     if (entry?.key === key) return entry.health;
     const gauge = this.#metrics?.circuitState.labels(subgraph);
@@ -68,7 +67,6 @@ export class SubgraphHealthBook {
       latency: entry?.health.latency ?? new LatencyTracker({ recomputeEvery: 64 }),
       extra: entry?.health.extra ?? new RetryBudget({ ratio: 0.1 }),
       hedges: entry?.health.hedges ?? new RetryBudget({ ratio: 0.05, maxTokens: 5 }),
-      lastGood: new LastGoodStore({ maxAgeMs: route.fallback.maxAgeMs, maxEntries: route.fallback.maxEntries }),
     };
     this.#entries.set(subgraph, { key, health });
     return health;

@@ -32,8 +32,14 @@ export interface RouterMetrics {
   readonly authFailures: Counter<'reason'>;
   readonly forbidden: Counter<'scope'>;
   readonly subgraphTokens: Counter<'subgraph' | 'result'>;
-  /** Look-ups of the router's caches by result (hit, miss): verified user tokens, per-subgraph tokens, last-good sections. */
-  readonly cacheRequests: Counter<'cache' | 'result'>;
+  /** Look-ups of the router's token caches by result (hit, miss): verified user tokens, per-subgraph tokens. */
+  readonly tokenCacheRequests: Counter<'cache' | 'result'>;
+  /** Section cache look-ups by subgraph, part type (entity type or Query) and result (hit, miss, stale, bypass). */
+  readonly cacheRequests: Counter<'subgraph' | 'type' | 'result'>;
+  /** Section cache failures by backend (redis, memory): the cache stepped aside and the subgraph was called. */
+  readonly cacheErrors: Counter<'backend'>;
+  /** Reads the section cache's memory use at every scrape. */
+  watchSectionCache(bytes: () => number): void;
   /** Reads a cache's own hit and miss counters at every scrape (caches that count for themselves). */
   watchCache(cache: string, stats: () => { hits: number; misses: number }): void;
   /** Reads the audit writer's counters at every scrape. */
@@ -68,9 +74,9 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
   const maxOperations = options.maxOperations ?? 200;
   const knownOperations = new Set<string>();
   const watchedCaches: { cache: string; stats: () => { hits: number; misses: number }; reported: { hits: number; misses: number } }[] = [];
-  const cacheRequests = new Counter({
-    name: METRIC.cacheRequests,
-    help: 'Cache look-ups by cache (verified_token, subgraph_token, last_good) and result (hit, miss).',
+  const tokenCacheRequests = new Counter({
+    name: METRIC.tokenCacheRequests,
+    help: 'Token cache look-ups by cache (verified_token, subgraph_token) and result (hit, miss).',
     labelNames: ['cache', 'result'],
     registers: [registry],
     collect() {
@@ -98,7 +104,7 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
       registers: [registry],
     }),
     deduplicated: new Counter({ name: METRIC.deduplicated, help: 'Subgraph calls that joined an identical call in flight instead of being sent.', labelNames: ['subgraph'], registers: [registry] }),
-    staleSections: new Counter({ name: METRIC.staleSections, help: 'Subgraph calls answered from a stale last-good copy.', labelNames: ['subgraph'], registers: [registry] }),
+    staleSections: new Counter({ name: METRIC.staleSections, help: 'Sections answered from a stale cached copy because their subgraph failed.', labelNames: ['subgraph'], registers: [registry] }),
     partialResponses: new Counter({ name: METRIC.partialResponses, help: 'Responses with at least one missing or stale section.', labelNames: ['operation'], registers: [registry] }),
     missingSections: new Counter({ name: METRIC.missingSections, help: 'Sections missing from responses, by subgraph and error code.', labelNames: ['subgraph', 'code'], registers: [registry] }),
     queueInflight: new Gauge({ name: METRIC.queueInflight, help: 'Requests in flight per operation queue (this instance).', labelNames: ['operation'], registers: [registry] }),
@@ -112,7 +118,24 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     authFailures: new Counter({ name: METRIC.authFailures, help: 'Requests refused by authentication, by reason (missing, invalid, unavailable).', labelNames: ['reason'], registers: [registry] }),
     forbidden: new Counter({ name: METRIC.forbidden, help: 'Authorization denials: whole requests, or requests with denied fields.', labelNames: ['scope'], registers: [registry] }),
     subgraphTokens: new Counter({ name: METRIC.subgraphTokens, help: 'Per-subgraph tokens obtained (minted or exchanged, cached or not) and failures.', labelNames: ['subgraph', 'result'], registers: [registry] }),
-    cacheRequests,
+    tokenCacheRequests,
+    cacheRequests: new Counter({
+      name: METRIC.cacheRequests,
+      help: 'Section cache look-ups by subgraph, part type and result: hit, miss, stale (served while the subgraph failed), bypass (private part, anonymous viewer).',
+      labelNames: ['subgraph', 'type', 'result'],
+      registers: [registry],
+    }),
+    cacheErrors: new Counter({ name: METRIC.cacheErrors, help: 'Section cache backend failures; the cache stepped aside and the subgraph was called.', labelNames: ['backend'], registers: [registry] }),
+    watchSectionCache(bytes) {
+      new Gauge({
+        name: METRIC.cacheBytes,
+        help: 'Bytes of section cache entries held in this process.',
+        registers: [registry],
+        collect() {
+          this.set(bytes());
+        },
+      });
+    },
     watchCache(cache, stats) {
       watchedCaches.push({ cache, stats, reported: { hits: 0, misses: 0 } });
     },

@@ -45,7 +45,7 @@ export interface StackOptions {
 
 /** Quiet, ephemeral router settings for tests; `overrides` win. */
 export function testConfig(store: TestStore, overrides: Partial<ConfigInput> = {}) {
-  return loadConfig({ port: 0, logLevel: 'silent', databaseUrl: store.databaseUrl, dataDir: store.dataDir, registryPollMs: 50, ...overrides }, {});
+  return loadConfig({ port: 0, logLevel: 'silent', databaseUrl: store.databaseUrl, dataDir: store.dataDir, registryPollMs: 50, sectionCache: false, ...overrides }, {});
 }
 
 export function nextSwap(router: RunningRouter): Promise<ServedGraph | undefined> {

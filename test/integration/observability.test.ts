@@ -162,8 +162,8 @@ describe(`observability (${databaseKind} database)`, () => {
 
     it('count cache look-ups: per-subgraph tokens are reused, not minted per call', async () => {
       const look = async () => ({
-        hits: await stack.metric('switchyard_cache_requests_total', { cache: 'subgraph_token', result: 'hit' }),
-        misses: await stack.metric('switchyard_cache_requests_total', { cache: 'subgraph_token', result: 'miss' }),
+        hits: await stack.metric('switchyard_token_cache_requests_total', { cache: 'subgraph_token', result: 'hit' }),
+        misses: await stack.metric('switchyard_token_cache_requests_total', { cache: 'subgraph_token', result: 'miss' }),
       });
       const before = await look();
       await stack.query(PAGE, { variables: { id: '12' } });

@@ -17,6 +17,7 @@ import { runPlan } from './run-plan.js';
 import { PlanInvalid, PlanUnsupported, SupergraphModel } from './supergraph-model.js';
 import { clientError } from '../../errors/client-error.js';
 import { createDocumentText, type DocumentText } from '../../cache/document-text.js';
+import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
 
 export interface QueryPlannerOptions {
   supergraph: DocumentNode;
@@ -45,6 +46,11 @@ export interface QueryPlannerOptions {
    * printed once. Default: a memo of this planner's own.
    */
   documentText?: DocumentText;
+  /** The section cache (decision 010): parts it holds fresh are not fetched. Absent: every part is fetched. */
+  sectionCache?: Omit<SectionCacheOptions, 'keyFieldsOf'> & {
+    /** Purges the entities a mutation returned, on every router (the mutation's answer waits for it). */
+    purgeEntities?: (entities: ReturnedEntity[]) => Promise<void>;
+  };
 }
 
 export type PlanOutcome = 'planned' | 'unsupported' | 'invalid' | 'failed';
@@ -98,6 +104,25 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
    * with yoga's parse cache.
    */
   const warmed = new Map<string, Map<string, QueryPlan | PlanUnsupported>>();
+  const keyFields = new Map<string, string[][]>();
+  /** The top-level fields of each `@key` of a type, over every subgraph (for entity tags). */
+  const keyFieldsOf = (typeName: string): string[][] => {
+    let keys = keyFields.get(typeName);
+    if (!keys) {
+      const seen = new Set<string>();
+      keys = [];
+      for (const graph of model.graphsOf(typeName)) {
+        for (const key of model.keysIn(typeName, graph)) {
+          const fields = [...model.fieldSet(key).keys()].sort();
+          if (!seen.has(fields.join(' '))) keys.push(fields);
+          seen.add(fields.join(' '));
+        }
+      }
+      keyFields.set(typeName, keys);
+    }
+    return keys;
+  };
+  const sectionCache = options.sectionCache ? new SectionCache({ ...options.sectionCache, keyFieldsOf }, supergraphSchema) : undefined;
 
   /** The labels switched on for one request (none in a supergraph without progressive overrides). */
   function labelsForRequest(): ReadonlySet<string> {
@@ -161,7 +186,13 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
     },
     async execute(plan, args) {
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
-      const run = await runPlan(plan, executorOf, variables, args.contextValue, deniedError);
+      const sections = sectionCache?.forRequest(plan, args.contextValue, variables);
+      const run = await runPlan(plan, executorOf, variables, args.contextValue, deniedError, sections);
+      if (sectionCache && options.sectionCache?.purgeEntities && plan.fetches.some((f) => f.operation === 'mutation')) {
+        // A mutation's answer names the entities it changed: their cached parts go, on every router.
+        const entities = sectionCache.mutationEntities(args.document, args.operationName, run.data);
+        if (entities.length > 0) await options.sectionCache.purgeEntities(entities);
+      }
       const result = (await execute({
         schema: projectionSchema,
         document: args.document,

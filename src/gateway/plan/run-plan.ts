@@ -5,6 +5,8 @@ import type { FieldSetTree } from './supergraph-model.js';
 import { clientError } from '../../errors/client-error.js';
 import { includedByConditions } from '../../plugins/cost/cost-rules.js';
 import type { Fetch, FetchStep, PlannedField, QueryPlan, SelectionTree } from './build-plan.js';
+import type { RequestSections, SectionRead, UsablePart } from './section-cache.js';
+import { isUnanswered, type GraphQLFormattedErrorLike } from '../../errors/unanswered.js';
 
 type Data = Record<string, unknown>;
 
@@ -25,13 +27,27 @@ export interface PlanRun {
  *    of a value: the projection over the tree (graphql-js execution) then reports it at the field's
  *    own client path, and nulls propagate by the schema's nullability (GraphQL spec 6.4.4).
  * 4. A field the authorization decision denies gets the FORBIDDEN error the same way.
+ * 5. With the section cache (section-cache.ts), a part it holds fresh does not go out: a root fetch
+ *    whole, an entity look-up per entity (only the misses are sent). Answers without errors are stored.
+ * 6. A fetch that failed because its subgraph could not answer is answered from stale copies where
+ *    the cache keeps one (noted in the request scope: the answer is labelled STALE, never cached).
  */
-export async function runPlan(plan: QueryPlan, executorOf: (graph: string) => Executor, variables: Data | undefined, context: unknown, deniedError: (coordinate: string) => Error): Promise<PlanRun> {
+export async function runPlan(
+  plan: QueryPlan,
+  executorOf: (graph: string) => Executor,
+  variables: Data | undefined,
+  context: unknown,
+  deniedError: (coordinate: string) => Error,
+  sections?: RequestSections,
+): Promise<PlanRun> {
   const data: Data = {};
   const unplaced: GraphQLError[] = [];
   const running: Promise<void>[] = [];
   for (const fetch of plan.fetches) {
-    const run = () => (fetch.steps[0].entityType === undefined ? runRootFetch(fetch, executorOf(fetch.graph), data, variables, context, unplaced) : runEntityFetch(fetch, executorOf(fetch.graph), data, variables, plan.variableDefaults, context, unplaced));
+    const run = () =>
+      fetch.steps[0].entityType === undefined
+        ? runRootFetch(fetch, executorOf(fetch.graph), data, variables, context, unplaced, sections)
+        : runEntityFetch(fetch, executorOf(fetch.graph), data, variables, plan.variableDefaults, context, unplaced, sections);
     running[fetch.id] = fetch.dependsOn.length === 0 ? run() : Promise.all(fetch.dependsOn.map((d) => running[d.id])).then(run);
   }
   await Promise.all(running);
@@ -93,12 +109,33 @@ function restoreTree(value: unknown, tree: SelectionTree): void {
   for (const [typeName, fragment] of tree.fragments) if (object.__typename === undefined || object.__typename === typeName) restoreTree(object, fragment);
 }
 
-async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, context: unknown, unplaced: GraphQLError[]): Promise<void> {
+async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, context: unknown, unplaced: GraphQLError[], sections: RequestSections | undefined): Promise<void> {
   const step = fetch.steps[0];
+  // 5. A root fetch is one part: answered from the cache whole, or fetched whole.
+  const part = sections?.usable(fetch, step, 1);
+  let key: string | undefined;
+  let read: SectionRead | undefined;
+  if (part) {
+    key = sections!.keyOf(fetch, part);
+    [read] = await sections!.read(fetch, step, [key]);
+    if (read.fresh !== undefined) {
+      Object.assign(data, read.fresh as Data);
+      return;
+    }
+  }
   const result = await call(executor, fetch, fetchVariables(fetch, variables, {}), context);
-  const answer = result.data as Data | null | undefined;
-  if (answer) for (const key of Object.keys(answer)) data[key] = answer[key];
   const errors = result.errors ?? [];
+  if (part && read?.stale && sections!.staleAllowed(fetch) && failedUnanswered(errors)) {
+    Object.assign(data, read.stale.value as Data);
+    sections!.noteStale(fetch, step, 1, read.stale.ageMs, String(errors[0].extensions?.code));
+    return;
+  }
+  const answer = result.data as Data | null | undefined;
+  if (part && answer && errors.length === 0) {
+    sections!.write(fetch, step, part, [[key!, answer]]);
+    sections!.noteFetched(part);
+  }
+  if (answer) for (const name of Object.keys(answer)) data[name] = answer[name];
   if (errors.length === 0 && !answer) markFields(data, step, wholeFailure(fetch));
   for (const error of errors) {
     const marker = markerOf(error as GraphQLError);
@@ -111,12 +148,20 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
 interface Lookup {
   step: FetchStep;
   targets: Data[];
+  representations: Data[];
   byRepresentation: Data[][];
+  /** Indices of the representations sent (those the cache did not answer), in the order sent. */
+  sent: number[];
+  /** The step's cacheable part for this request, with each representation's key and what the cache held. */
+  part?: UsablePart;
+  keys?: string[];
+  reads?: SectionRead[];
+  /** Indices of sent representations that a stale copy answered after the subgraph failed. */
+  served?: Set<number>;
 }
 
-async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, defaults: Readonly<Data>, context: unknown, unplaced: GraphQLError[]): Promise<void> {
+async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, defaults: Readonly<Data>, context: unknown, unplaced: GraphQLError[], sections: RequestSections | undefined): Promise<void> {
   const lookups: Lookup[] = [];
-  const requestVariables = fetchVariables(fetch, variables, {});
   for (const step of fetch.steps) {
     // A look-up whose every field the client's @skip/@include leaves out is not made at all.
     if (!anyIncluded(step, variables, defaults)) continue;
@@ -146,43 +191,120 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
       }
       byRepresentation[index].push(target);
     }
-    requestVariables[step.representationsVariable!] = representations;
-    lookups.push({ step, targets, byRepresentation });
+    lookups.push({ step, targets, representations, byRepresentation, sent: representations.map((_, index) => index) });
   }
   if (lookups.every((l) => l.targets.length === 0)) return;
+  // 5. Entities the cache holds fresh are answered from it; only the others are sent.
+  if (sections) await readFromCache(fetch, lookups, sections);
+  if (lookups.every((l) => l.sent.length === 0)) return;
+  const requestVariables = fetchVariables(fetch, variables, {});
+  for (const { step, representations, sent } of lookups) requestVariables[step.representationsVariable!] = sent.map((index) => representations[index]);
   for (const step of fetch.steps) if (!(step.representationsVariable! in requestVariables)) requestVariables[step.representationsVariable!] = [];
   const result = await call(executor, fetch, requestVariables, context);
   const answer = result.data as Data | null | undefined;
-  for (const { step, targets, byRepresentation } of lookups) {
+  const errors = result.errors ?? [];
+  const unanswered = failedUnanswered(errors);
+  for (const lookup of lookups) {
+    const { step, byRepresentation, sent } = lookup;
     const entities = answer?.[step.alias ?? '_entities'];
+    // 6. A subgraph that could not answer: stale copies stand in for the entities that have one.
+    if (unanswered && lookup.reads && sections!.staleAllowed(fetch)) serveStale(fetch, lookup, sections!, String(errors[0].extensions?.code));
     if (Array.isArray(entities)) {
-      byRepresentation.forEach((objects, index) => {
+      if (lookup.part && errors.length === 0) storeAnswers(fetch, lookup, entities, sections!);
+      sent.forEach((original, index) => {
         const entity = entities[index] as Data | null;
         if (entity === null || typeof entity !== 'object') return;
-        for (const object of objects) {
+        for (const object of byRepresentation[original]) {
           // An object from an @interfaceObject learns its concrete type here.
           if (step.resolvesType && typeof entity.__typename === 'string') object.__typename = entity.__typename;
           mergeInto(object, entity);
         }
       });
-    } else if (!result.errors?.length) {
+    } else if (errors.length === 0) {
       const failure = wholeFailure(fetch);
-      for (const object of targets) markFields(object, step, failure);
+      for (const original of sent) for (const object of byRepresentation[original]) markFields(object, step, failure);
     }
   }
-  // 3. An entity error's path starts with the step's field and the representation's index.
-  for (const error of result.errors ?? []) {
+  // 3. An entity error's path starts with the step's field and the index of the representation sent.
+  for (const error of errors) {
     const marker = markerOf(error as GraphQLError);
     const path = error.path;
     const lookup = path ? lookups.find((l) => (l.step.alias ?? '_entities') === path[0]) : undefined;
     let placed = false;
     if (lookup && typeof path![1] === 'number') {
-      for (const object of lookup.byRepresentation[path![1]] ?? []) placed = placeAt(object, path!.slice(2), lookup.step, marker) || placed;
+      const original = lookup.sent[path![1]];
+      // An entity a stale copy stood in for is answered: its failure is not reported.
+      if (original === undefined || lookup.served?.has(original)) continue;
+      for (const object of lookup.byRepresentation[original]) placed = placeAt(object, path!.slice(2), lookup.step, marker) || placed;
     } else {
-      for (const l of lookup ? [lookup] : lookups) for (const object of l.targets) placed = markFields(object, l.step, marker) || placed;
+      const concerned = (lookup ? [lookup] : lookups).filter((l) => l.sent.some((original) => !l.served?.has(original)));
+      if (concerned.length === 0) continue;
+      for (const l of concerned) for (const original of l.sent) if (!l.served?.has(original)) for (const object of l.byRepresentation[original]) placed = markFields(object, l.step, marker) || placed;
     }
     if (!placed) unplaced.push(marker);
   }
+}
+
+/** Looks up every step's representations at once; fresh copies are merged, the rest stay to be sent. */
+async function readFromCache(fetch: Fetch, lookups: Lookup[], sections: RequestSections): Promise<void> {
+  const reading: Promise<void>[] = [];
+  for (const lookup of lookups) {
+    if (lookup.representations.length === 0) continue;
+    const part = sections.usable(fetch, lookup.step, lookup.representations.length);
+    if (!part) continue;
+    lookup.part = part;
+    lookup.keys = lookup.representations.map((representation) => sections.keyOf(fetch, part, representation));
+    reading.push(
+      sections.read(fetch, lookup.step, lookup.keys).then((reads) => {
+        lookup.reads = reads;
+        const sent: number[] = [];
+        reads.forEach((read, index) => {
+          if (read.fresh === undefined) {
+            sent.push(index);
+            return;
+          }
+          for (const object of lookup.byRepresentation[index]) {
+            if (lookup.step.resolvesType && typeof (read.fresh as Data).__typename === 'string') object.__typename = (read.fresh as Data).__typename;
+            if (read.fresh !== null) mergeInto(object, read.fresh as Data);
+          }
+        });
+        lookup.sent = sent;
+        if (sent.length > 0) sections.noteFetched(part);
+      }),
+    );
+  }
+  await Promise.all(reading);
+}
+
+/** Stores each answered entity under its key; none when the answer has any error (a pathless one may concern any). */
+function storeAnswers(fetch: Fetch, lookup: Lookup, entities: unknown[], sections: RequestSections): void {
+  const entries: [string, unknown, Data][] = [];
+  lookup.sent.forEach((original, index) => {
+    const entity = entities[index];
+    if (entity !== undefined) entries.push([lookup.keys![original], entity, lookup.representations[original]]);
+  });
+  sections.write(fetch, lookup.step, lookup.part!, entries);
+}
+
+/** Merges stale copies into the objects of the sent entities that have one; those are then answered. */
+function serveStale(fetch: Fetch, lookup: Lookup, sections: RequestSections, failureCode: string): void {
+  let oldest = 0;
+  const served = new Set<number>();
+  for (const original of lookup.sent) {
+    const stale = lookup.reads![original]?.stale;
+    if (!stale) continue;
+    served.add(original);
+    oldest = Math.max(oldest, stale.ageMs);
+    for (const object of lookup.byRepresentation[original]) if (stale.value !== null) mergeInto(object, stale.value as Data);
+  }
+  if (served.size === 0) return;
+  lookup.served = served;
+  sections.noteStale(fetch, lookup.step, served.size, oldest, failureCode);
+}
+
+/** Whether a call failed because its subgraph could not answer (every error says so): the case stale copies are kept for. */
+function failedUnanswered(errors: readonly GraphQLFormattedErrorLike[]): boolean {
+  return errors.length > 0 && errors.every((error) => isUnanswered(error));
 }
 
 /** Whether the client's conditions keep at least one of the step's own fields (GraphQL spec 3.13.2, 3.13.3). */

@@ -1,0 +1,120 @@
+// Wires the section cache of a router process: its store (memory, Redis), the live rules and purges, and who the viewer is.
+import type { Config } from '../config/schema.js';
+import { CacheRuleBook } from '../cache/cache-hints.js';
+import { PurgeIndex } from '../cache/purge-index.js';
+import { createSectionStore, type SectionStore } from '../cache/section-store.js';
+import { entityTag, subgraphTag, typeTag } from '../cache/tags.js';
+import type { RouterSectionCache } from '../gateway/graph-sources.js';
+import type { ReturnedEntity } from '../gateway/plan/section-cache.js';
+import type { Database } from '../registry/database.js';
+import { listCacheRules, listPurgesSince, recordPurges, type PurgeRecord } from '../registry/cache-store.js';
+import type { Principal } from '../security/authenticate.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { RouterMetrics } from '../telemetry/metrics.js';
+
+/** Purges older than this are never read: no part lives longer (max age and stale time are capped to it). */
+const PURGE_HORIZON_SECONDS = 86_400;
+
+export interface RouterSectionCacheHandle {
+  readonly shared: RouterSectionCache;
+  /** Reloads what a registry change topic names (`cache_rules`, `cache_purges`); false for other topics. */
+  onRegistryChange(topic: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface SectionCacheSetup {
+  config: Config;
+  metrics: RouterMetrics;
+  logger: Logger;
+  principalOf: (context: unknown) => Principal | undefined;
+  /** Whether subgraph calls carry a token made for the user (then parts without a scope are private). */
+  perUserTokens: boolean;
+  /** The registry: rules and purges are read from it, mutations' purges recorded in it. Absent: a supergraph file. */
+  database?: Database;
+}
+
+/**
+ * One store per process (survives graph swaps; keys carry the graph's hash). Purges reach it three
+ * ways: a mutation's own (applied at once, before its answer), the registry feed (every router within
+ * its poll), and the sequence check on read (a copy fetched before a purge is never served).
+ */
+export function startSectionCache(setup: SectionCacheSetup): RouterSectionCacheHandle {
+  const { config, metrics, logger } = setup;
+  const purges = new PurgeIndex();
+  const rules = new CacheRuleBook();
+  let redisWarned = false;
+  const store: SectionStore = createSectionStore({
+    maxBytes: config.cacheMaxBytes,
+    redis: config.redisUrl ? { url: config.redisUrl, prefix: config.cacheRedisPrefix } : undefined,
+    onError(backend, error) {
+      metrics.cacheErrors.inc({ backend });
+      if (!redisWarned) logger.warn({ err: error, backend }, 'section cache: backend failed; the cache steps aside and subgraphs are called');
+      redisWarned = true;
+    },
+  });
+  metrics.watchSectionCache(() => store.bytes);
+  const database = setup.database;
+  let localSeq = 0;
+
+  const shared: RouterSectionCache = {
+    store,
+    purges,
+    rules,
+    defaultStaleMs: config.cacheStaleSeconds * 1000,
+    viewerOf(context) {
+      const principal = setup.principalOf(context);
+      if (!principal) return { id: undefined, perUserToken: false };
+      const id = principal.clientId && principal.clientId !== principal.subject ? `${principal.subject}@${principal.clientId}` : principal.subject;
+      return { id, perUserToken: setup.perUserTokens };
+    },
+    onResult(subgraph, type, result, count) {
+      metrics.cacheRequests.inc({ subgraph, type, result }, count);
+      if (result === 'stale') metrics.staleSections.inc({ subgraph }, count);
+    },
+    async purgeEntities(entities: ReturnedEntity[]) {
+      const tagsOf = (entity: ReturnedEntity) => [entityTag(entity.typeName, entity.key)];
+      if (!database) {
+        // No registry (a supergraph file): the purge is this process's own.
+        purges.apply(entities.map((entity) => ({ seq: (localSeq = Math.max(localSeq, purges.latestSeq) + 1), tags: tagsOf(entity) })));
+        return;
+      }
+      try {
+        const seqs = await recordPurges(
+          database,
+          entities.map((entity) => ({ typeName: entity.typeName, entityKey: entity.key })),
+        );
+        purges.apply(entities.map((entity, index) => ({ seq: seqs[index], tags: tagsOf(entity) })));
+      } catch (error) {
+        // The mutation happened: its answer stands. Its entities expire with their max age.
+        metrics.cacheErrors.inc({ backend: 'registry' });
+        logger.error({ err: error }, 'section cache: the purge of the entities a mutation returned could not be recorded');
+      }
+    },
+  };
+
+  async function reloadPurges(db: Database): Promise<void> {
+    const records = await listPurgesSince(db, purges.latestSeq, { maxAgeSeconds: PURGE_HORIZON_SECONDS });
+    purges.apply(records.map(purgeOf));
+  }
+
+  return {
+    shared,
+    async onRegistryChange(topic) {
+      if (!database) return false;
+      if (topic === 'cache_rules') rules.replace(await listCacheRules(database));
+      else if (topic === 'cache_purges') await reloadPurges(database);
+      else return false;
+      return true;
+    },
+    close: () => store.close(),
+  };
+
+  function purgeOf(record: PurgeRecord): { seq: number; tags: readonly string[] | 'all' } {
+    if (record.all) return { seq: record.seq, tags: 'all' };
+    const tags: string[] = [];
+    if (record.typeName && record.entityKey) tags.push(entityTag(record.typeName, JSON.parse(record.entityKey) as Record<string, unknown>));
+    else if (record.typeName) tags.push(typeTag(record.typeName));
+    if (record.subgraph) tags.push(subgraphTag(record.subgraph));
+    return { seq: record.seq, tags };
+  }
+}

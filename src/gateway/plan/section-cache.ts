@@ -1,0 +1,291 @@
+// The section cache as the plan runner sees it: which parts of a request may be read from the cache, their keys, what may be stored.
+import { getNamedType, getOperationAST, isInterfaceType, isObjectType, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLNamedType, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import type { CacheHints } from '../../cache/cache-hints.js';
+import type { PurgeIndex } from '../../cache/purge-index.js';
+import type { CachedSection, SectionStore } from '../../cache/section-store.js';
+import { entityTag, subgraphTag, typeTag } from '../../cache/tags.js';
+import { requestScopeOf, type CacheNotes, type RequestScope } from '../../resilience/request-scope.js';
+import type { Fetch, FetchStep, QueryPlan } from './build-plan.js';
+import { sectionPolicy, type SectionPolicy } from './section-policy.js';
+
+type Data = Record<string, unknown>;
+
+/** Who a request is, as far as the cache cares. */
+export interface CacheViewer {
+  /** The principal (`sub`, with the client for service tokens); undefined for an anonymous request. */
+  readonly id: string | undefined;
+  /** Whether its subgraph calls carry a token made for this user (then parts whose hints say no scope are private). */
+  readonly perUserToken: boolean;
+}
+
+export type CacheResult = 'hit' | 'miss' | 'stale' | 'bypass';
+
+export interface SectionCacheOptions {
+  store: SectionStore;
+  purges: PurgeIndex;
+  /** The hints in force now (the graph's SDL hints with the live rules over them). */
+  hints: () => CacheHints;
+  /** A hash of the served supergraph: a new graph never reads parts shaped by an old one. */
+  graphHash: string;
+  /** Stale time of parts whose rules set none, in ms. Default 300000. */
+  defaultStaleMs?: number;
+  viewerOf: (context: unknown) => CacheViewer;
+  /** Whether stale copies may stand in for this subgraph's failures (route `fallback.enabled`). Default yes. */
+  staleAllowed?: (subgraph: string) => boolean;
+  /** The key fields (top level) of each `@key` of an entity type: entity tags are made from them. */
+  keyFieldsOf: (typeName: string) => readonly (readonly string[])[];
+  /** Counts look-ups (`switchyard_cache_requests_total`). */
+  onResult?: (subgraph: string, typeName: string, result: CacheResult, count: number) => void;
+  now?: () => number;
+}
+
+/** An entity a mutation returned: its type and the key fields it came with. */
+export interface ReturnedEntity {
+  readonly typeName: string;
+  readonly key: Readonly<Record<string, unknown>>;
+}
+
+/** What the cache holds for one key: a fresh copy, or one only good as the fallback. */
+export interface SectionRead {
+  readonly fresh?: unknown;
+  readonly stale?: { value: unknown; ageMs: number };
+}
+
+/** A step's part as one request may use it. */
+export interface UsablePart {
+  readonly policy: SectionPolicy;
+  readonly scopeKey: string;
+}
+
+/**
+ * 1. A step's policy (section-policy.ts) is computed once per step and hint version.
+ * 2. A part is used only by a query operation; a private one only by a signed-in viewer, under a
+ *    key holding the viewer's id. Parts of a mutation's plan are neither read nor stored.
+ * 3. A copy is fresh until fetchedAt + max age, then kept as the fallback for the stale time; a
+ *    purge newer than the copy's fetch (purge-index.ts) drops it either way.
+ * 4. Nothing with an error, nothing past the request's deadline, nothing from a stale copy is stored.
+ */
+export class SectionCache {
+  readonly #options: SectionCacheOptions;
+  readonly #schema: GraphQLSchema;
+  readonly #policies = new WeakMap<FetchStep, { version: number; policy: SectionPolicy }>();
+  readonly #now: () => number;
+
+  constructor(options: SectionCacheOptions, schema: GraphQLSchema) {
+    this.#options = options;
+    this.#schema = schema;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The request's view of the cache, or undefined when no part of this plan can be cached for anyone. */
+  forRequest(plan: QueryPlan, context: unknown, variables: Data | undefined): RequestSections | undefined {
+    const hints = this.#options.hints();
+    if (!hints.any || plan.fetches.some((f) => f.operation === 'mutation')) return undefined;
+    return new RequestSections(this, hints, context, variables);
+  }
+
+  policyOf(hints: CacheHints, fetch: Fetch, step: FetchStep): SectionPolicy {
+    const memo = this.#policies.get(step);
+    if (memo?.version === hints.version) return memo.policy;
+    const policy = sectionPolicy(this.#schema, hints, fetch, step, this.#options.defaultStaleMs ?? 300_000);
+    this.#policies.set(step, { version: hints.version, policy });
+    return policy;
+  }
+
+  get options(): SectionCacheOptions {
+    return this.#options;
+  }
+
+  now(): number {
+    return this.#now();
+  }
+
+  /** Entity tags of an object: one per `@key` of its type whose fields it carries. */
+  entityTagsOf(typeName: string, object: Data, into: Set<string> | Map<string, ReturnedEntity>): void {
+    for (const fields of this.#options.keyFieldsOf(typeName)) {
+      const key: Data = {};
+      let complete = true;
+      for (const field of fields) {
+        const value = object[field];
+        if (value === undefined || value === null || value instanceof Error) {
+          complete = false;
+          break;
+        }
+        key[field] = value;
+      }
+      if (!complete) continue;
+      const tag = entityTag(typeName, key);
+      if (into instanceof Set) into.add(tag);
+      else into.set(tag, { typeName, key });
+    }
+  }
+
+  /**
+   * The entities in a mutation's merged answer: walked along the client's operation, so an
+   * object's type is known from the schema where the answer carries no `__typename`.
+   */
+  mutationEntities(document: DocumentNode, operationName: string | null | undefined, data: Data): ReturnedEntity[] {
+    const tags = new Map<string, ReturnedEntity>();
+    const operation = getOperationAST(document, operationName);
+    const root = this.#schema.getMutationType();
+    if (!operation || !root) return [];
+    const fragments = new Map<string, FragmentDefinitionNode>();
+    for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+    const walk = (value: unknown, type: GraphQLNamedType, selectionSet: SelectionSetNode | undefined): void => {
+      if (value === null || typeof value !== 'object' || value instanceof Error || !selectionSet) return;
+      if (Array.isArray(value)) {
+        for (const item of value) walk(item, type, selectionSet);
+        return;
+      }
+      const object = value as Data;
+      const concrete = typeof object.__typename === 'string' ? (this.#schema.getType(object.__typename) ?? type) : type;
+      if (isObjectType(concrete)) this.entityTagsOf(concrete.name, object, tags);
+      if (!isObjectType(concrete) && !isInterfaceType(concrete)) return;
+      const fields = concrete.getFields();
+      const visitSelections = (set: SelectionSetNode) => {
+        for (const selection of set.selections) {
+          if (selection.kind === Kind.FIELD) {
+            const field = fields[selection.name.value];
+            if (field) walk(object[selection.alias?.value ?? selection.name.value], getNamedType(field.type), selection.selectionSet);
+          } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+            visitSelections(selection.selectionSet);
+          } else {
+            const fragment = fragments.get(selection.name.value);
+            if (fragment) visitSelections(fragment.selectionSet);
+          }
+        }
+      };
+      visitSelections(selectionSet);
+    };
+    walk(data, root, operation.selectionSet);
+    return [...tags.values()];
+  }
+
+  /** Tags of every entity in a value (objects with a `__typename` and their key fields), for stored parts. */
+  collectEntityTags(value: unknown, into: Set<string>): void {
+    if (value === null || typeof value !== 'object' || value instanceof Error) return;
+    if (Array.isArray(value)) {
+      for (const item of value) this.collectEntityTags(item, into);
+      return;
+    }
+    const object = value as Data;
+    if (typeof object.__typename === 'string') this.entityTagsOf(object.__typename, object, into);
+    for (const key of Object.keys(object)) {
+      const field = object[key];
+      if (field !== null && typeof field === 'object') this.collectEntityTags(field, into);
+    }
+  }
+}
+
+/** One request's use of the cache: look-ups, stores, and the notes for its `Cache-Control` header. */
+export class RequestSections {
+  readonly #cache: SectionCache;
+  readonly #hints: CacheHints;
+  readonly #viewer: CacheViewer;
+  readonly #scope: RequestScope | undefined;
+  readonly #variables: Data | undefined;
+  /** The purges known when the request began: a part fetched now is newer than every one of them. */
+  readonly purgeSeq: number;
+
+  constructor(cache: SectionCache, hints: CacheHints, context: unknown, variables: Data | undefined) {
+    this.#cache = cache;
+    this.#hints = hints;
+    this.#viewer = cache.options.viewerOf(context);
+    this.#scope = requestScopeOf(context);
+    this.#variables = variables;
+    this.purgeSeq = cache.options.purges.latestSeq;
+  }
+
+  /** The step's part if this request may read and store it; undefined (and the response uncacheable) otherwise. */
+  usable(fetch: Fetch, step: FetchStep, count: number): UsablePart | undefined {
+    const policy = this.#cache.policyOf(this.#hints, fetch, step);
+    const notes = this.notes();
+    if (policy.maxAgeMs === 0) {
+      if (notes) notes.uncacheable = true;
+      return undefined;
+    }
+    const isPrivate = policy.scope === 'private' || (policy.scope === undefined && this.#viewer.perUserToken);
+    if (isPrivate && this.#viewer.id === undefined) {
+      if (notes) notes.uncacheable = true;
+      this.#cache.options.onResult?.(fetch.subgraph, typeOf(step), 'bypass', count);
+      return undefined;
+    }
+    if (notes && isPrivate) notes.private = true;
+    return { policy, scopeKey: isPrivate ? `u:${this.#viewer.id}` : 'public' };
+  }
+
+  /** The key of a part: graph, subgraph, selection, viewer, variables, and the representation of an entity. */
+  keyOf(fetch: Fetch, part: UsablePart, representation?: Data): string {
+    const variables = part.policy.variables.length === 0 ? '' : JSON.stringify(part.policy.variables.map((name) => this.#variables?.[name] ?? null));
+    return `${this.#cache.options.graphHash}|${fetch.subgraph}|${part.policy.signature}|${part.scopeKey}|${variables}|${representation ? JSON.stringify(representation) : ''}`;
+  }
+
+  /** Reads keys: a fresh copy, a stale one, or nothing (counted as hits and misses; stale counted when served). */
+  async read(fetch: Fetch, step: FetchStep, keys: readonly string[]): Promise<SectionRead[]> {
+    const { store, purges, onResult } = this.#cache.options;
+    const sections = await store.getMany(keys);
+    const now = this.#cache.now();
+    let hits = 0;
+    const reads = sections.map((section): SectionRead => {
+      if (!section || purges.isPurged(section)) return {};
+      const ageMs = now - section.fetchedAt;
+      if (ageMs <= section.maxAgeMs) {
+        hits += 1;
+        this.noteFresh(section.maxAgeMs - ageMs);
+        return { fresh: JSON.parse(section.json) as unknown };
+      }
+      if (ageMs <= section.maxAgeMs + section.staleMs) return { stale: { value: JSON.parse(section.json) as unknown, ageMs } };
+      return {};
+    });
+    if (hits > 0) onResult?.(fetch.subgraph, typeOf(step), 'hit', hits);
+    if (keys.length > hits) onResult?.(fetch.subgraph, typeOf(step), 'miss', keys.length - hits);
+    return reads;
+  }
+
+  /** A fetched part went out: its full max age is left. */
+  noteFetched(part: UsablePart): void {
+    this.noteFresh(part.policy.maxAgeMs);
+  }
+
+  /** Stale copies stood in for failed parts (the answer is then partial, hence never cached). */
+  noteStale(fetch: Fetch, step: FetchStep, count: number, oldestMs: number, failureCode: string): void {
+    this.#cache.options.onResult?.(fetch.subgraph, typeOf(step), 'stale', count);
+    this.#scope?.stale.push({ subgraph: fetch.subgraph, ageMs: Math.round(oldestMs), failureCode });
+  }
+
+  staleAllowed(fetch: Fetch): boolean {
+    return this.#cache.options.staleAllowed?.(fetch.subgraph) ?? true;
+  }
+
+  /** Stores answered parts (values as JSON text, taken before the runner merges anything into them). */
+  write(fetch: Fetch, step: FetchStep, part: UsablePart, entries: readonly (readonly [key: string, value: unknown, representation?: Data])[]): void {
+    if (entries.length === 0) return;
+    // Past the deadline the request is over; what arrives then was not asked for in time.
+    if (this.#scope && performance.now() > this.#scope.deadlineAt) return;
+    const fetchedAt = this.#cache.now();
+    const base = [subgraphTag(fetch.subgraph), ...part.policy.types.map(typeTag)];
+    const sections = entries.map(([key, value, representation]): readonly [string, CachedSection] => {
+      const tags = new Set(base);
+      this.#cache.collectEntityTags(value, tags);
+      // The entity's own tag comes from what it was looked up by (its answer need not repeat its key).
+      if (step.entityType !== undefined && representation) this.#cache.entityTagsOf(step.entityType, representation, tags);
+      return [key, { json: JSON.stringify(value), fetchedAt, maxAgeMs: part.policy.maxAgeMs, staleMs: part.policy.staleMs, tags: [...tags], purgeSeq: this.purgeSeq }];
+    });
+    this.#cache.options.store.setMany(sections);
+  }
+
+  private noteFresh(freshForMs: number): void {
+    const notes = this.notes();
+    if (notes) notes.freshForMs = Math.min(notes.freshForMs, freshForMs);
+  }
+
+  private notes(): CacheNotes | undefined {
+    const scope = this.#scope;
+    if (!scope) return undefined;
+    return (scope.cache ??= { uncacheable: false, freshForMs: Infinity, private: false });
+  }
+}
+
+function typeOf(step: FetchStep): string {
+  return step.entityType ?? 'Query';
+}
