@@ -191,6 +191,23 @@ export class RedisSections {
     this.#track(this.#exec(pipeline));
   }
 
+  /** True once the client is connected (at once if it is), false after `waitMs` or when closed. Never rejects. */
+  async ready(waitMs: number): Promise<boolean> {
+    const client = this.#client;
+    if (this.#closed) return false;
+    if (client.status === 'ready') return true;
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), waitMs);
+      const onReady = () => done(true);
+      function done(value: boolean) {
+        clearTimeout(timer);
+        client.off('ready', onReady);
+        resolve(value);
+      }
+      client.once('ready', onReady);
+    });
+  }
+
   /** Resolves once every write and delete started so far has been answered (or failed). */
   async flush(): Promise<void> {
     while (this.#pending.size > 0) await Promise.all(this.#pending);

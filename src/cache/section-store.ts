@@ -27,6 +27,11 @@ export interface SectionStore {
   deleteMany(keys: readonly string[]): void;
   /** Bytes held in memory now (for the `switchyard_cache_bytes` gauge). */
   readonly bytes: number;
+  /**
+   * True once Redis is connected (at once if it is), false after `waitMs` (default 2000) or without Redis.
+   * Await it before serving: a read while the client is still connecting counts as a Redis failure.
+   */
+  redisReady(waitMs?: number): Promise<boolean>;
   /** Resolves once every Redis write and delete started so far has been answered or has failed (tests, shutdown). Never rejects. */
   flush(): Promise<void>;
   /** Finishes pending Redis writes, then closes the Redis connection if the store opened it. */
@@ -123,6 +128,9 @@ export function createSectionStore(options: SectionStoreOptions = {}): SectionSt
     },
     get bytes() {
       return memory.bytes;
+    },
+    async redisReady(waitMs = OWNED_CLIENT_CONNECT_TIMEOUT_MS) {
+      return redis ? redis.ready(waitMs) : false;
     },
     async flush() {
       await redis?.flush();
