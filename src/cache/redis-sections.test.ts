@@ -24,9 +24,12 @@ async function store(options: SectionStoreOptions['redis'] & object, rest: Omit<
   stores.push(created);
   return created;
 }
-/** A store of its own client on the test Redis, connected. */
+/**
+ * A store of its own client on the test Redis, connected. Its read budget is generous: these tests are
+ * about sharing, and on a loaded machine a read can take longer than the default 50 ms (then a miss).
+ */
 async function sharedStore(prefix = PREFIX, rest: Omit<SectionStoreOptions, 'redis'> = {}): Promise<SectionStore> {
-  const created = await store({ url: TEST_REDIS_URL, prefix }, rest);
+  const created = await store({ url: TEST_REDIS_URL, prefix, timeoutMs: 5_000 }, rest);
   expect(await created.redisReady(5_000)).toBe(true);
   return created;
 }
