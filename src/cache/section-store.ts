@@ -21,7 +21,7 @@ export interface CachedSection {
 export interface SectionStore {
   /** Sections by key, in the same order; undefined for a miss or an entry past fetchedAt+maxAgeMs+staleMs. Never throws; never waits on Redis longer than its budget. */
   getMany(keys: readonly string[]): Promise<(CachedSection | undefined)[]>;
-  /** Stores sections: memory at once, Redis in the background (pipelined, TTL = maxAge + stale). Never throws; Redis errors only counted. */
+  /** Stores sections: memory at once, Redis in the background (pipelined, TTL = maxAge + stale, less the time since fetchedAt). Never throws; Redis errors only counted. */
   setMany(entries: readonly (readonly [key: string, section: CachedSection])[]): void;
   /** Removes keys from memory (and Redis, background). */
   deleteMany(keys: readonly string[]): void;
