@@ -87,6 +87,17 @@ describe('section store shared through Redis (TEST_REDIS_URL, default redis://12
     expect((await reader.getMany(['product:copied']))[0]?.json).toBe('{"upc":"2"}');
   });
 
+  it('asks Redis for a key memory holds only as stale, and takes the fresher copy another router stored', async () => {
+    const [writer, reader] = [await sharedStore(), await sharedStore()];
+    const old = section('{"upc":"3","v":1}', { fetchedAt: Date.now() - 70_000 });
+    reader.setMany([['product:refreshed', old]]);
+    // Past its max age, memory's copy is only a fallback: with nothing fresher in Redis it is what the reader gets.
+    expect((await reader.getMany(['product:refreshed']))[0]?.json).toBe(old.json);
+    writer.setMany([['product:refreshed', section('{"upc":"3","v":2}')]]);
+    await writer.flush();
+    expect((await reader.getMany(['product:refreshed']))[0]?.json).toBe('{"upc":"3","v":2}');
+  });
+
   it('does not share across prefixes (another schema hash is another cache)', async () => {
     const [writer, other] = [await sharedStore(), await sharedStore(OTHER_PREFIX)];
     writer.setMany([['product:3', section('{"upc":"3"}')]]);

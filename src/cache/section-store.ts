@@ -68,7 +68,7 @@ const OWNED_CLIENT_CONNECT_TIMEOUT_MS = 2_000;
 /**
  * getMany, in order:
  * 1. Memory answers what it holds and has not seen expire (each hit becomes the most recently used).
- * 2. The keys it missed go to Redis in one MGET, unless Redis is not configured, its breaker is open or
+ * 2. The keys it missed, or holds only as stale, go to Redis in one MGET, unless Redis is not configured, its breaker is open or
  *    its client is not connected; the read waits at most the budget, after which they stay misses.
  * 3. A Redis hit still alive is copied into memory with its original fetchedAt (its age is the data's,
  *    not the copy's), unless memory meanwhile got a section fetched as late or later.
@@ -81,14 +81,17 @@ export function createSectionStore(options: SectionStoreOptions = {}): SectionSt
   const redis = options.redis ? openRedis(options.redis, now, report) : undefined;
 
   async function readThrough(keys: readonly string[], found: (CachedSection | undefined)[], shared: RedisSections): Promise<void> {
-    const missing = [...new Set(keys.filter((_, index) => found[index] === undefined))];
+    const at = now();
+    // A copy memory holds only as stale may have a fresh successor another router stored.
+    const wanted = (section: CachedSection | undefined) => section === undefined || section.fetchedAt + section.maxAgeMs <= at;
+    const missing = [...new Set(keys.filter((_, index) => wanted(found[index])))];
     if (missing.length === 0) return;
     const fromRedis = await shared.read(missing);
     if (fromRedis.size === 0) return;
-    const at = now();
     for (const [index, key] of keys.entries()) {
-      const section = found[index] === undefined ? fromRedis.get(key) : undefined;
-      if (!section || expiresAt(section) <= at) continue;
+      const current = found[index];
+      const section = wanted(current) ? fromRedis.get(key) : undefined;
+      if (!section || expiresAt(section) <= at || (current && current.fetchedAt >= section.fetchedAt)) continue;
       found[index] = section;
       const held = memory.peek(key);
       if (!held || held.fetchedAt < section.fetchedAt) memory.set(key, section);

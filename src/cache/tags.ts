@@ -19,6 +19,11 @@ export function entityTag(type: string, key: Readonly<Record<string, unknown>>):
   return `e:${type}:${canonicalKey(key)}`;
 }
 
+/** A type or entity tag narrowed to one subgraph's sections (`s:<subgraph>+<tag>`), for a purge naming both. */
+export function withinSubgraph(subgraphTagText: string, tag: string): string {
+  return `${subgraphTagText}+${tag}`;
+}
+
 /**
  * The key's text, equal for equal entities however they were written:
  * 1. Object keys are sorted (recursively), so `{a, b}` and `{b, a}` agree.

@@ -127,14 +127,14 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let keyRing: KeyRing;
   let authenticator: Authenticator | undefined;
   let sectionCache: RouterSectionCacheHandle | undefined;
-  const startCache = (database?: Database) =>
-    config.sectionCache && config.queryPlans ? startSectionCache({ config, metrics, logger, principalOf, perUserTokens: config.subgraphTokens, database }) : undefined;
+  const startCache = async (database?: Database) =>
+    config.sectionCache && config.queryPlans ? await startSectionCache({ config, metrics, logger, principalOf, perUserTokens: config.subgraphTokens, database }) : undefined;
   try {
     if (config.supergraphFile) {
       // A supergraph composed elsewhere needs no registry: keys live in memory, policies (but the built-in cost limit) and permissions stay empty.
       keyRing = await KeyRing.ephemeral();
       if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
-      sectionCache = startCache();
+      sectionCache = await startCache();
       fileSource = createFileGraphSource({
         file: config.supergraphFile,
         holder: graph,
@@ -162,7 +162,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
       const book = (trustedDocuments = new TrustedDocumentBook());
       const ring = keyRing;
-      const cache = (sectionCache = startCache(db));
+      const cache = (sectionCache = await startCache(db));
       const registry = createRegistryGraphSource({
         db,
         holder: graph,

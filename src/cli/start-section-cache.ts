@@ -1,9 +1,9 @@
 // Wires the section cache of a router process: its store (memory, Redis), the live rules and purges, and who the viewer is.
 import type { Config } from '../config/schema.js';
 import { CacheRuleBook } from '../cache/cache-hints.js';
-import { PurgeIndex } from '../cache/purge-index.js';
+import { PurgeIndex, type Purge } from '../cache/purge-index.js';
 import { createSectionStore, type SectionStore } from '../cache/section-store.js';
-import { entityTag, subgraphTag, typeTag } from '../cache/tags.js';
+import { entityTag, subgraphTag, typeTag, withinSubgraph } from '../cache/tags.js';
 import type { RouterSectionCache } from '../gateway/graph-sources.js';
 import type { ReturnedEntity } from '../gateway/plan/section-cache.js';
 import type { Database } from '../registry/database.js';
@@ -38,7 +38,7 @@ export interface SectionCacheSetup {
  * ways: a mutation's own (applied at once, before its answer), the registry feed (every router within
  * its poll), and the sequence check on read (a copy fetched before a purge is never served).
  */
-export function startSectionCache(setup: SectionCacheSetup): RouterSectionCacheHandle {
+export async function startSectionCache(setup: SectionCacheSetup): Promise<RouterSectionCacheHandle> {
   const { config, metrics, logger } = setup;
   const purges = new PurgeIndex();
   const rules = new CacheRuleBook();
@@ -53,6 +53,8 @@ export function startSectionCache(setup: SectionCacheSetup): RouterSectionCacheH
     },
   });
   metrics.watchSectionCache(() => store.bytes);
+  // A read while the client still connects would count as a Redis failure: wait for it as the rate limiter does (2 s at most).
+  if (config.redisUrl && !(await store.redisReady())) logger.warn('section cache: Redis does not answer; parts are cached in this process until it does');
   const database = setup.database;
   let localSeq = 0;
 
@@ -109,12 +111,12 @@ export function startSectionCache(setup: SectionCacheSetup): RouterSectionCacheH
     close: () => store.close(),
   };
 
-  function purgeOf(record: PurgeRecord): { seq: number; tags: readonly string[] | 'all' } {
+  /** A purge's tag: the entity or type it names, narrowed to its subgraph when it names one too. */
+  function purgeOf(record: PurgeRecord): Purge {
     if (record.all) return { seq: record.seq, tags: 'all' };
-    const tags: string[] = [];
-    if (record.typeName && record.entityKey) tags.push(entityTag(record.typeName, JSON.parse(record.entityKey) as Record<string, unknown>));
-    else if (record.typeName) tags.push(typeTag(record.typeName));
-    if (record.subgraph) tags.push(subgraphTag(record.subgraph));
-    return { seq: record.seq, tags };
+    const named = record.typeName ? (record.entityKey ? entityTag(record.typeName, JSON.parse(record.entityKey) as Record<string, unknown>) : typeTag(record.typeName)) : undefined;
+    const subgraph = record.subgraph ? subgraphTag(record.subgraph) : undefined;
+    const tag = subgraph && named ? withinSubgraph(subgraph, named) : (subgraph ?? named);
+    return { seq: record.seq, tags: tag ? [tag] : 'all' };
   }
 }

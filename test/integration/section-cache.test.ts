@@ -13,7 +13,7 @@ import type { RunningRouter } from '../../src/cli/start-router.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from '../../src/security/testing/identity-provider.js';
 import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-subgraph.js';
 import { databaseKind } from '../helpers/database.js';
-import { eventually, postGraphQL } from '../helpers/http.js';
+import { eventually, postGraphQL, type GraphQLResponse } from '../helpers/http.js';
 import { readMetric, startStack, type Stack } from '../helpers/stack.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -257,7 +257,7 @@ describe(`section cache (${databaseKind} database, Redis)`, () => {
       await eventually(async () => (await stack.query(PAGE, { variables: { id: '10' } })).headers.get('cache-control') === 'max-age=1, public', { what: 'the rule in force' });
       const fresh = await stack.query(PAGE, { variables: { id: '10' } });
       stack.subgraphs.inventory.subgraph.faults.set({ mode: 'down' });
-      let stale: Awaited<ReturnType<Stack['query']>> | undefined;
+      let stale: GraphQLResponse | undefined;
       await eventually(
         async () => {
           stale = await stack.query(PAGE, { variables: { id: '10' } });

@@ -3,7 +3,7 @@ import { getNamedType, getOperationAST, isInterfaceType, isObjectType, Kind, typ
 import type { CacheHints } from '../../cache/cache-hints.js';
 import type { PurgeIndex } from '../../cache/purge-index.js';
 import type { CachedSection, SectionStore } from '../../cache/section-store.js';
-import { entityTag, subgraphTag, typeTag } from '../../cache/tags.js';
+import { entityTag, subgraphTag, typeTag, withinSubgraph } from '../../cache/tags.js';
 import { requestScopeOf, type CacheNotes, type RequestScope } from '../../resilience/request-scope.js';
 import type { Fetch, FetchStep, QueryPlan } from './build-plan.js';
 import { sectionPolicy, type SectionPolicy } from './section-policy.js';
@@ -263,13 +263,16 @@ export class RequestSections {
     // Past the deadline the request is over; what arrives then was not asked for in time.
     if (this.#scope && performance.now() > this.#scope.deadlineAt) return;
     const fetchedAt = this.#cache.now();
-    const base = [subgraphTag(fetch.subgraph), ...part.policy.types.map(typeTag)];
+    const subgraph = subgraphTag(fetch.subgraph);
     const sections = entries.map(([key, value, representation]): readonly [string, CachedSection] => {
-      const tags = new Set(base);
-      this.#cache.collectEntityTags(value, tags);
+      const named = new Set(part.policy.types.map(typeTag));
+      this.#cache.collectEntityTags(value, named);
       // The entity's own tag comes from what it was looked up by (its answer need not repeat its key).
-      if (step.entityType !== undefined && representation) this.#cache.entityTagsOf(step.entityType, representation, tags);
-      return [key, { json: JSON.stringify(value), fetchedAt, maxAgeMs: part.policy.maxAgeMs, staleMs: part.policy.staleMs, tags: [...tags], purgeSeq: this.purgeSeq }];
+      if (step.entityType !== undefined && representation) this.#cache.entityTagsOf(step.entityType, representation, named);
+      // Each type and entity tag also within the subgraph, for a purge that names both (`--type T --subgraph S`).
+      const tags = [subgraph];
+      for (const tag of named) tags.push(tag, withinSubgraph(subgraph, tag));
+      return [key, { json: JSON.stringify(value), fetchedAt, maxAgeMs: part.policy.maxAgeMs, staleMs: part.policy.staleMs, tags, purgeSeq: this.purgeSeq }];
     });
     this.#cache.options.store.setMany(sections);
   }
