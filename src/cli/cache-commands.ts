@@ -1,4 +1,4 @@
-// The `switchyard cache` commands: section cache rules (set, list, remove) and purges, live on every router within a second.
+// The `switchyard cache` commands: section cache rules (set, list, remove) and purges, written to the registry.
 import type { Command, Option } from 'commander';
 import type { Config } from '../config/schema.js';
 import {
@@ -102,7 +102,7 @@ function describePurge(purge: PurgeInput): string {
 
 /** Adds `cache set|list|remove|purge` to the program. */
 export function addCacheCommands(program: Command, kit: StoreCommandKit): Command {
-  const cache = program.command('cache').description('section cache rules and purges, live on every router within a second');
+  const cache = program.command('cache').description('section cache rules and purges, stored in the registry (change topics cache_rules, cache_purges)');
 
   cache
     .command('set')
@@ -148,7 +148,7 @@ export function addCacheCommands(program: Command, kit: StoreCommandKit): Comman
 
   cache
     .command('purge')
-    .description('drop cached entries on every router: of a type (one entity with --key), of a subgraph, or all')
+    .description('record a purge of cached entries: of a type (one entity with --key), of a subgraph, or all')
     .option('--type <type>', 'entries of this type')
     .option('--key <json>', `only the entity with this key, e.g. '{"id":"1"}' (needs --type)`)
     .option('--subgraph <name>', 'entries fetched from this subgraph')
@@ -158,7 +158,7 @@ export function addCacheCommands(program: Command, kit: StoreCommandKit): Comman
     .action(async (options: { type?: string; key?: string; subgraph?: string; all?: boolean } & StoreFlags) => {
       const purge = purgeFromFlags(options);
       const seq = await withDatabase(kit.storeConfig(options), (db) => recordPurge(db, purge));
-      console.log(`purge ${seq}: ${describePurge(purge)}; every router drops the matching entries within a second`);
+      console.log(`purge ${seq}: ${describePurge(purge)}`);
     });
 
   return cache;
