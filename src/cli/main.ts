@@ -19,6 +19,8 @@ import { startDemo } from './demo.js';
 import { startRouter } from './start-router.js';
 import { checkExitCode, checkJson, formatCheck, guardPublish, operationsListCommand, operationsPublishCommand, parseSince, runCheck } from './operation-commands.js';
 import { InvalidManifestError } from '../registry/trusted-documents.js';
+import { InvalidCacheRuleError } from '../registry/cache-store.js';
+import { addCacheCommands } from './cache-commands.js';
 import {
   CliError,
   formatCompositionErrors,
@@ -280,6 +282,8 @@ export function buildProgram(): Command {
       console.log(`removed the policy of ${operation}`);
     });
 
+  addCacheCommands(program, { databaseOption, dataDirOption, storeConfig });
+
   const operations = program.command('operations').description('the operation registry: what runs, by whom, how often');
 
   operations
@@ -422,7 +426,7 @@ function report(error: unknown): number {
     console.error(formatCompositionErrors(error));
     return 1;
   }
-  if (error instanceof InvalidSubgraphError || error instanceof InvalidManifestError || error instanceof InvalidPolicyError || error instanceof InvalidPermissionError) {
+  if (error instanceof InvalidSubgraphError || error instanceof InvalidManifestError || error instanceof InvalidPolicyError || error instanceof InvalidPermissionError || error instanceof InvalidCacheRuleError) {
     console.error(`error: ${error.message}`);
     return 2;
   }
