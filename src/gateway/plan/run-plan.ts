@@ -117,7 +117,7 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
   let read: SectionRead | undefined;
   if (part) {
     key = sections!.keyOf(fetch, part);
-    [read] = await sections!.read(fetch, step, [key]);
+    [read] = await sections!.read(fetch, step, part, [key]);
     if (read.fresh !== undefined) {
       Object.assign(data, read.fresh as Data);
       return;
@@ -255,7 +255,7 @@ async function readFromCache(fetch: Fetch, lookups: Lookup[], sections: RequestS
     lookup.part = part;
     lookup.keys = lookup.representations.map((representation) => sections.keyOf(fetch, part, representation));
     reading.push(
-      sections.read(fetch, lookup.step, lookup.keys).then((reads) => {
+      sections.read(fetch, lookup.step, part, lookup.keys).then((reads) => {
         lookup.reads = reads;
         const sent: number[] = [];
         reads.forEach((read, index) => {

@@ -221,17 +221,20 @@ export class RequestSections {
   }
 
   /** Reads keys: a fresh copy, a stale one, or nothing (counted as hits and misses; stale counted when served). */
-  async read(fetch: Fetch, step: FetchStep, keys: readonly string[]): Promise<SectionRead[]> {
+  async read(fetch: Fetch, step: FetchStep, part: UsablePart, keys: readonly string[]): Promise<SectionRead[]> {
     const { store, purges, onResult } = this.#cache.options;
+    // A rule that lowers a max age applies to the copies already held, not only to the next ones.
+    const policyMaxAgeMs = part.policy.maxAgeMs;
     const sections = await store.getMany(keys);
     const now = this.#cache.now();
     let hits = 0;
     const reads = sections.map((section): SectionRead => {
       if (!section || purges.isPurged(section)) return {};
       const ageMs = now - section.fetchedAt;
-      if (ageMs <= section.maxAgeMs) {
+      const maxAgeMs = Math.min(section.maxAgeMs, policyMaxAgeMs);
+      if (ageMs <= maxAgeMs) {
         hits += 1;
-        this.noteFresh(section.maxAgeMs - ageMs);
+        this.noteFresh(maxAgeMs - ageMs);
         return { fresh: JSON.parse(section.json) as unknown };
       }
       if (ageMs <= section.maxAgeMs + section.staleMs) return { stale: { value: JSON.parse(section.json) as unknown, ageMs } };
