@@ -6,10 +6,11 @@ import { publishWarmup } from './scenarios/publish-warmup.js';
 import { peersHeavy, peersHello, peersProductPage } from './scenarios/peers.js';
 import { queueOverhead } from './scenarios/queue-overhead.js';
 import { resilienceOverhead } from './scenarios/resilience-overhead.js';
+import { sectionCacheHits, sectionCacheMisses } from './scenarios/section-cache.js';
 import { securityOverhead } from './scenarios/security-overhead.js';
 import { tracingOverhead } from './scenarios/tracing-overhead.js';
 
-export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, securityOverhead, queueOverhead, tracingOverhead, peersHeavy, peersProductPage, peersHello, publishWarmup];
+export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, securityOverhead, queueOverhead, tracingOverhead, peersHeavy, peersProductPage, peersHello, publishWarmup, sectionCacheHits, sectionCacheMisses];
 
 /** What `--quick` runs when no scenario is named: the comparisons the issues set targets on, in about two minutes. */
 export const QUICK_SCENARIOS: readonly string[] = [resilienceOverhead.name, peersHeavy.name, peersProductPage.name, peersHello.name];

@@ -22,8 +22,11 @@ export interface SwitchyardVariantOptions {
  * - SWITCHYARD_AUTH_MODE=off: the bench's `Bearer bench-<n>` tokens make every request unique (so nothing can
  *   deduplicate them); they are not JWTs and would be refused. Token verification is a cost of its own,
  *   for a scenario that mints real tokens.
+ * - SWITCHYARD_SECTION_CACHE=false: the demo schema's cache hints would answer most product pages without a
+ *   subgraph call, which measures the cache, not the path a scenario is about; the section-cache scenarios
+ *   switch it on (and the peers' workload carries no hints, so it would cache nothing there anyway).
  */
-const BASE_ENV: Readonly<Record<string, string>> = { LOG_LEVEL: 'silent', NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off' };
+const BASE_ENV: Readonly<Record<string, string>> = { LOG_LEVEL: 'silent', NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off', SWITCHYARD_SECTION_CACHE: 'false' };
 
 /**
  * Starts `switchyard serve --port 0 [extra args]` from the built CLI on the gateway core, with a CPU
