@@ -77,7 +77,7 @@ describe('cache store', () => {
       [{ coordinate: 'Product', maxAgeSeconds: -1 }, /max age must be a whole number of seconds, 0 or more \(got -1\)/],
       [{ coordinate: 'Product', maxAgeSeconds: 1.5 }, /max age must be a whole number of seconds/],
       [{ coordinate: 'Product', maxAgeSeconds: Number.NaN }, /max age must be a whole number of seconds/],
-      [{ coordinate: 'Product', maxAgeSeconds: 2 ** 31 }, /max age must be a whole number of seconds/],
+      [{ coordinate: 'Product', maxAgeSeconds: 2 ** 31 }, /max age must be a whole number of seconds, 0 or more, at most 2147483647/],
       [{ coordinate: 'Product', maxAgeSeconds: 1, scope: 'PUBLIC' }, /unknown scope "PUBLIC": use public .* or private/],
       [{ coordinate: 'Product', maxAgeSeconds: 1, scope: 'shared' }, /unknown scope "shared"/],
       [{ coordinate: 'Product', maxAgeSeconds: 1, staleSeconds: -5 }, /stale seconds must be a whole number of seconds/],

@@ -70,7 +70,8 @@ const PURGE_LOCK = 7_428_113_920;
 
 function seconds(what: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_INT) {
-    throw new InvalidCacheRuleError(`${what} must be a whole number of seconds, 0 or more (got ${typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value))})`);
+    const got = typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value));
+    throw new InvalidCacheRuleError(`${what} must be a whole number of seconds, 0 or more${typeof value === 'number' && value > MAX_INT ? `, at most ${MAX_INT}` : ''} (got ${got})`);
   }
   return value;
 }
