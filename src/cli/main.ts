@@ -11,7 +11,7 @@ import { CompositionRejectedError, InvalidSubgraphError } from '../registry/subg
 import { InvalidPolicyError, listPolicies, removePolicy, setPolicy, type PolicyLimits } from '../registry/policy-store.js';
 import { parseRoute, type RouteMetadata } from '../registry/route.js';
 import { grantPermission, InvalidPermissionError, listPermissions, revokePermission } from '../registry/permission-store.js';
-import { queryAudit } from '../registry/audit-log.js';
+import { queryAudit } from '../registry/audit-store.js';
 import { KeyRing } from '../security/signing-keys.js';
 import { mintDevToken } from '../security/authenticate.js';
 import { demoSubgraphs, type DemoSubgraphName } from '../../subgraphs/index.js';

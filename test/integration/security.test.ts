@@ -5,7 +5,7 @@ import { grantPermission, revokePermission } from '../../src/registry/permission
 import { publishSubgraph, removeSubgraph } from '../../src/registry/subgraph-store.js';
 import { compositionCheck } from '../../src/cli/registry-commands.js';
 import { startFixtureSubgraph } from '../helpers/fixture-subgraph.js';
-import { queryAudit } from '../../src/registry/audit-log.js';
+import { queryAudit } from '../../src/registry/audit-store.js';
 import { startTestIdentityProvider, type TestIdentityProvider } from '../../src/security/testing/identity-provider.js';
 import { startTestTokenEndpoint, type TestTokenEndpoint } from '../../src/security/testing/token-endpoint.js';
 import { databaseKind, TEST_DATABASE_URL } from '../helpers/database.js';
