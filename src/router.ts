@@ -32,7 +32,7 @@ import type { ClientOperations, OperationRecorder } from './registry/operation-l
 import { useOperationRegistry } from './plugins/use-operation-registry.js';
 import { TRUSTED_DOCUMENT_PARAMS, useTrustedDocuments } from './plugins/use-trusted-documents.js';
 import type { TrustedDocumentBook } from './registry/trusted-documents.js';
-import type { Authenticator } from './security/authenticate.js';
+import type { Authenticator } from './security/authentication/authenticate.js';
 import type { Authorizer } from './security/authorization.js';
 import type { KeyRing } from './security/signing-keys.js';
 

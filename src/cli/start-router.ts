@@ -27,7 +27,7 @@ import { defaultSpillDir } from '../registry/audit-writer-options.js';
 import { createOperationRecorder, topOperationsByClient, type OperationRecorder } from '../registry/operation-log.js';
 import { listTrustedDocuments, TrustedDocumentBook } from '../registry/trusted-documents.js';
 import { listPermissions, PermissionBook } from '../registry/permission-store.js';
-import { createAuthenticator, type Authenticator } from '../security/authenticate.js';
+import { createAuthenticator, type Authenticator } from '../security/authentication/authenticate.js';
 import { Authorizer, installGuards } from '../security/authorization.js';
 import { KeyRing } from '../security/signing-keys.js';
 import { createLocalMinter, createTokenExchangeClient, withTokenCache, type CachedTokenSource, type SubgraphTokenSource } from '../security/subgraph-tokens.js';

@@ -307,7 +307,7 @@ describe(`per-subgraph tokens from an RFC 8693 token endpoint (${databaseKind} d
 
   it('exchanges the user token once per subgraph and reuses it for many requests', async () => {
     const ring = stack.router.keyRing;
-    const { mintDevToken } = await import('../../src/security/authenticate.js');
+    const { mintDevToken } = await import('../../src/security/authentication/dev-token.js');
     const user = await mintDevToken(ring, { sub: 'erin', scopes: ['reviews:read'] });
     for (let i = 0; i < 10; i++) {
       const { body } = await stack.query(PAGE, { headers: { authorization: `Bearer ${user}` } });
@@ -320,7 +320,7 @@ describe(`per-subgraph tokens from an RFC 8693 token endpoint (${databaseKind} d
   });
 
   it('fails only the sections of a subgraph whose token cannot be had', async () => {
-    const { mintDevToken } = await import('../../src/security/authenticate.js');
+    const { mintDevToken } = await import('../../src/security/authentication/dev-token.js');
     const user = await mintDevToken(stack.router.keyRing, { sub: 'frank' });
     endpoint.mode = 'invalid_target';
     try {
