@@ -16,7 +16,7 @@ import {
   type IssuedToken,
   type SubgraphTokenSource,
 } from './subgraph-tokens.js';
-import { startTestTokenEndpoint, type TestTokenEndpoint } from './testing/token-endpoint.js';
+import { startTestTokenEndpoint, type TestTokenEndpoint } from '../../test/helpers/token-endpoint.js';
 
 let store: TestStore;
 let db: Database;

@@ -6,8 +6,8 @@ import { publishSubgraph, removeSubgraph } from '../../src/registry/subgraph-sto
 import { compositionCheck } from '../../src/cli/registry-commands.js';
 import { startFixtureSubgraph } from '../helpers/fixture-subgraph.js';
 import { queryAudit } from '../../src/registry/audit-store.js';
-import { startTestIdentityProvider, type TestIdentityProvider } from '../../src/security/testing/identity-provider.js';
-import { startTestTokenEndpoint, type TestTokenEndpoint } from '../../src/security/testing/token-endpoint.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from '../helpers/identity-provider.js';
+import { startTestTokenEndpoint, type TestTokenEndpoint } from '../helpers/token-endpoint.js';
 import { databaseKind, TEST_DATABASE_URL } from '../helpers/database.js';
 import pg from 'pg';
 import { eventually, postGraphQL } from '../helpers/http.js';

@@ -5,7 +5,7 @@ import { base64url, CompactSign, exportJWK, exportSPKI, generateKeyPair, SignJWT
 import { createTestStore, openMigrated, type TestStore } from '../../../test/helpers/database.js';
 import type { Database } from '../../registry/database.js';
 import { KeyRing } from '../signing-keys.js';
-import { startTestIdentityProvider, type TestIdentityProvider } from '../testing/identity-provider.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from '../../../test/helpers/identity-provider.js';
 import { AUTH_FAILURE_REASONS as R, AuthConfigError, type AuthResult } from './auth-result.js';
 import { createAuthenticator, type AuthenticatorOptions } from './authenticate.js';
 import { mintDevToken } from './dev-token.js';
