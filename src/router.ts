@@ -27,12 +27,12 @@ import { useAudit } from './plugins/use-audit.js';
 import { useJwks } from './plugins/use-jwks.js';
 import { useHardening } from './plugins/use-hardening.js';
 import { useRequestValidation } from './plugins/use-request-validation.js';
-import type { AuditWriter } from './registry/audit-log.js';
+import type { AuditWriter } from './registry/audit-writer.js';
 import type { ClientOperations, OperationRecorder } from './registry/operation-log.js';
 import { useOperationRegistry } from './plugins/use-operation-registry.js';
 import { TRUSTED_DOCUMENT_PARAMS, useTrustedDocuments } from './plugins/use-trusted-documents.js';
 import type { TrustedDocumentBook } from './registry/trusted-documents.js';
-import type { Authenticator } from './security/authenticate.js';
+import type { Authenticator } from './security/authentication/authenticate.js';
 import type { Authorizer } from './security/authorization.js';
 import type { KeyRing } from './security/signing-keys.js';
 

@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import type { Database } from '../registry/database.js';
 import { listOperations, type OperationRecord } from '../registry/operation-log.js';
 import { listSubgraphs } from '../registry/subgraph-store.js';
-import { writeAuditNote } from '../registry/audit-log.js';
+import { writeAuditNote } from '../registry/audit-store.js';
 import { InvalidManifestError, listTrustedDocuments, publishTrustedDocuments, type TrustedDocumentInput } from '../registry/trusted-documents.js';
 import { checkSchemaChange, type SchemaCheckResult } from '../gateway/schema-check.js';
 import { CliError, fetchServiceSdl } from './registry-commands.js';

@@ -1,4 +1,4 @@
-// The ops dashboard page: one self-contained HTML document (inline style and script, no external asset) and the CSP that admits exactly those.
+// The ops dashboard page: an HTML document (inline style, settings as a JSON data block), its one script as a static file under a content-hashed path, and the CSP that admits exactly those.
 import { createHash } from 'node:crypto';
 import { METRIC } from '../telemetry/metric-names.js';
 import { DASHBOARD_FUNCTIONS, type DashboardSettings } from './dashboard-script.js';
@@ -16,17 +16,34 @@ export interface DashboardPageOptions {
   operationsUrl?: string;
   /** Time between two reads of the top operations, in ms. Default 10000: the registry is written in batches, so it moves slowly. */
   operationsPollMs?: number;
+  /** Path prefix of the page's static files (a content-hashed folder follows it). Default `/dashboard/assets/`. */
+  assetPrefix?: string;
+}
+
+/** One static file: encoded once, so a request only wraps the same bytes in a response. */
+export interface DashboardAsset {
+  body: Uint8Array<ArrayBuffer>;
+  contentType: string;
 }
 
 export interface DashboardPage {
   html: string;
   /**
-   * Admits the page's own inline style and script by their SHA-256 (CSP Level 2 hash sources), so
-   * no nonce is needed and the page can be built once; everything else is refused, the page may
-   * only connect to its own origin, and DOM sinks that parse HTML are closed (Trusted Types).
+   * Admits the page's own inline style and its script file by their SHA-256 (hash sources; the
+   * script element carries the same hash as its `integrity`, which is how CSP Level 3 matches a hash
+   * to a file), so no nonce is needed and the page can be built once; everything else is refused, the
+   * page may only connect to its own origin, and DOM sinks that parse HTML are closed (Trusted Types).
    */
   contentSecurityPolicy: string;
+  /**
+   * The page's static files by full path: `<assetPrefix><content hash>/dashboard.js`. The path names
+   * the bytes, so browsers may keep a file for ever (served like GraphiQL's files, use-graphiql-assets.ts).
+   */
+  files: ReadonlyMap<string, DashboardAsset>;
 }
+
+/** The id of the JSON data block holding the settings (a data block is never executed, so the CSP needs no exception for it). */
+export const SETTINGS_ELEMENT_ID = 'dashboard-settings';
 
 const STYLE = `
 :root { color-scheme: light dark; --bg: #f5f6f8; --panel: #fff; --chart: #f0f3f8; --text: #1c2230; --muted: #5d6878; --border: #dde2ea; --line: #2f6fde; --line2: #c47f12; --ok: #1e8449; --warn: #b7791f; --bad: #c53030; }
@@ -67,15 +84,18 @@ td.latency .value { min-width: 10em; }
 footer { max-width: 1180px; padding: 0 24px 24px; font-size: 12px; color: var(--muted); }
 `;
 
-/** The page's script: the embedded functions' source, run in their own scope with the settings. */
-function pageScript(settings: DashboardSettings): string {
-  // Inside <script>, `</script` would end the element early: JSON may escape `<` instead.
-  const json = JSON.stringify(settings).replace(/</g, '\\u003c');
-  return `"use strict";\n(function () {\n${DASHBOARD_FUNCTIONS.map(String).join('\n\n')}\n\nrunDashboard(${json});\n})();\n`;
+/**
+ * The page's script file: the embedded functions' source (the same function objects the unit tests
+ * call), run in their own scope with the settings read from the page's JSON data block. It holds no
+ * setting, so every router of one version serves the same file.
+ */
+function pageScript(): string {
+  const settings = `JSON.parse(document.getElementById(${JSON.stringify(SETTINGS_ELEMENT_ID)}).textContent)`;
+  return `"use strict";\n(function () {\n${DASHBOARD_FUNCTIONS.map(String).join('\n\n')}\n\nrunDashboard(${settings}, { parsePrometheus, computeView });\n})();\n`;
 }
 
 function sha256(text: string): string {
-  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+  return `sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}`;
 }
 
 function escapeHtml(text: string): string {
@@ -102,7 +122,12 @@ export function renderDashboardPage(options: DashboardPageOptions = {}): Dashboa
       queueRejected: METRIC.queueRejected,
     },
   };
-  const script = pageScript(settings);
+  const script = pageScript();
+  const scriptHash = sha256(script);
+  const scriptPath = `${options.assetPrefix ?? '/dashboard/assets/'}${createHash('sha256').update(script, 'utf8').digest('hex').slice(0, 12)}/dashboard.js`;
+  const files = new Map<string, DashboardAsset>([[scriptPath, { body: Buffer.from(script), contentType: 'text/javascript; charset=utf-8' }]]);
+  // Inside <script>, `</script` would end the element early: JSON may escape `<` instead.
+  const json = JSON.stringify(settings).replace(/</g, '\\u003c');
   const metrics = escapeHtml(settings.metricsUrl);
   const html = `<!doctype html>
 <html lang="en">
@@ -163,14 +188,15 @@ ${settings.operationsUrl ? `Top operations by client are read from the operation
 ` : ''}In flight, waiting and rejected come from operation queues: only operations with a <code>max_concurrency</code> policy (or the shared <code>*</code> queue) have them, and they count this router instance only.
 </footer>
 <noscript>This page reads ${metrics} with JavaScript, which is off.</noscript>
-<script>${script}</script>
+<script type="application/json" id="${SETTINGS_ELEMENT_ID}">${json}</script>
+<script src="${escapeHtml(scriptPath)}" integrity="${scriptHash}"></script>
 </body>
 </html>
 `;
   const contentSecurityPolicy = [
     "default-src 'none'",
-    `script-src ${sha256(script)}`,
-    `style-src ${sha256(STYLE)}`,
+    `script-src '${scriptHash}'`,
+    `style-src '${sha256(STYLE)}'`,
     "connect-src 'self'",
     'img-src data:',
     "base-uri 'none'",
@@ -179,5 +205,5 @@ ${settings.operationsUrl ? `Top operations by client are read from the operation
     "require-trusted-types-for 'script'",
     "trusted-types 'none'",
   ].join('; ');
-  return { html, contentSecurityPolicy };
+  return { html, contentSecurityPolicy, files };
 }

@@ -15,7 +15,7 @@ import type { ResolvedRoute, SubgraphHealth } from '../resilience/subgraph-healt
 import { withTimeout } from '../resilience/timeout.js';
 import { applyHeaderRules, withSubgraphToken } from '../resilience/subgraph-token.js';
 import type { RouteMetadata } from '../registry/route.js';
-import type { Principal } from '../security/authenticate.js';
+import type { Principal } from '../security/authentication/principal.js';
 import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { withAttemptTelemetry } from '../telemetry/subgraph-attempts.js';

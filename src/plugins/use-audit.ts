@@ -2,7 +2,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
-import type { AuditWriter } from '../registry/audit-log.js';
+import type { AuditWriter } from '../registry/audit-writer.js';
 import { requestScopeOf } from '../resilience/request-scope.js';
 import { requestTelemetryOf } from '../telemetry/request-telemetry.js';
 import { answerOutcome } from './use-telemetry.js';

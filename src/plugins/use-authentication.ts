@@ -1,6 +1,9 @@
 // Identifies every request once at the edge: a bearer JWT verified with jose, or an anonymous caller where allowed.
 import type { FetchAPI, Plugin, YogaInitialContext } from 'graphql-yoga';
-import { extractBearer, wwwAuthenticate, type AuthFailure, type Authenticator, type Principal } from '../security/authenticate.js';
+import type { AuthFailure } from '../security/authentication/auth-result.js';
+import type { Authenticator } from '../security/authentication/authenticate.js';
+import { extractBearer, wwwAuthenticate } from '../security/authentication/bearer-header.js';
+import type { Principal } from '../security/authentication/principal.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { errorResponse } from './http-error-response.js';
 

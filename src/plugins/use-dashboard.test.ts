@@ -1,4 +1,4 @@
-// useDashboard in process (yoga.fetch): the page and its headers at its path, nothing anywhere else.
+// useDashboard in process (yoga.fetch): the page, its script file and their headers at their paths, nothing anywhere else.
 import { describe, expect, it } from 'vitest';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { useDashboard, type DashboardOptions } from './use-dashboard.js';
@@ -41,6 +41,22 @@ describe('useDashboard', () => {
     expect((await yoga.fetch('http://router.test/ops', { method: 'POST' })).status).toBe(404);
     const page = await (await yoga.fetch('http://router.test/ops')).text();
     expect(page).toContain('"metricsUrl":"/internal/metrics","pollMs":5000');
+  });
+
+  it('serves the script file at the path the page names, for ever cacheable, under its own endpoint', async () => {
+    const yoga = server({ endpoint: '/ops' });
+    const html = await (await yoga.fetch('http://router.test/ops')).text();
+    const [, src] = /<script src="([^"]+)"/.exec(html)!;
+    expect(src).toMatch(/^\/ops\/assets\/[0-9a-f]{12}\/dashboard\.js$/);
+    const file = await yoga.fetch(`http://router.test${src}`);
+    expect(file.status).toBe(200);
+    expect(Object.fromEntries(file.headers)).toMatchObject({
+      'content-type': 'text/javascript; charset=utf-8',
+      'cache-control': 'public, max-age=31536000, immutable',
+      'x-content-type-options': 'nosniff',
+    });
+    expect(await file.text()).toContain('function runDashboard(');
+    expect((await yoga.fetch('http://router.test/ops/assets/000000000000/dashboard.js')).status).toBe(404);
   });
 
   describe('top operations by client', () => {

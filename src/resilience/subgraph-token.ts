@@ -1,6 +1,6 @@
 // Puts the subgraph's own token (and its header rules) on every call: never the user's raw token.
 import type { RouteMetadata } from '../registry/route.js';
-import type { Principal } from '../security/authenticate.js';
+import type { Principal } from '../security/authentication/principal.js';
 import { SubgraphTokenError, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import { UpstreamFailure, failureFromAbort, type CallWrapper } from './subgraph-call.js';
 

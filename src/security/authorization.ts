@@ -1,7 +1,7 @@
 // Authorization decisions: table rules (principal → coordinate) and @authenticated / @requiresScopes, once per document and principal set.
 import { Kind, TypeInfo, defaultFieldResolver, getNamedType, isAbstractType, isObjectType, visit, visitWithTypeInfo, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, getOperationAST } from 'graphql';
 import type { PermissionBook } from '../registry/permission-store.js';
-import type { Principal } from './authenticate.js';
+import type { Principal } from './authentication/principal.js';
 import { delegationInfo, pruneDenied, type PrunedOperation } from './prune-denied.js';
 
 /** What a field or type demands of the caller, from the subgraphs' SDL. */

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
 import type { Database } from '../registry/database.js';
-import { createAuthenticator, mintDevToken, type Principal } from './authenticate.js';
+import { createAuthenticator } from './authentication/authenticate.js';
+import { mintDevToken } from './authentication/dev-token.js';
+import type { Principal } from './authentication/principal.js';
 import { KeyRing, rotateKeys } from './signing-keys.js';
 import {
   createLocalMinter,
@@ -14,7 +16,7 @@ import {
   type IssuedToken,
   type SubgraphTokenSource,
 } from './subgraph-tokens.js';
-import { startTestTokenEndpoint, type TestTokenEndpoint } from './testing/token-endpoint.js';
+import { startTestTokenEndpoint, type TestTokenEndpoint } from '../../test/helpers/token-endpoint.js';
 
 let store: TestStore;
 let db: Database;

@@ -1,7 +1,7 @@
 // Per-subgraph tokens (token swap): the router's local minter, the RFC 8693 token exchange client, and the cache in front of either.
 import { createHash, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
-import type { Principal } from './authenticate.js';
+import type { Principal } from './authentication/principal.js';
 import type { KeyRing } from './signing-keys.js';
 
 export const ROUTER_ISSUER = 'switchyard';

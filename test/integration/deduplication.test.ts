@@ -1,7 +1,7 @@
 // Identical queries in flight share one subgraph call; different callers (different subgraph tokens) never do.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
-import { mintDevToken } from '../../src/security/authenticate.js';
+import { mintDevToken } from '../../src/security/authentication/dev-token.js';
 import { databaseKind } from '../helpers/database.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 

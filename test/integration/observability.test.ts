@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
-import { queryAudit } from '../../src/registry/audit-log.js';
+import { queryAudit } from '../../src/registry/audit-store.js';
 import { createLogger } from '../../src/telemetry/logger.js';
 import { databaseKind } from '../helpers/database.js';
 import { eventually } from '../helpers/http.js';

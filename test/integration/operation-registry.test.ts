@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mintDevToken } from '../../src/security/authenticate.js';
+import { mintDevToken } from '../../src/security/authentication/dev-token.js';
 import { publishSubgraph } from '../../src/registry/subgraph-store.js';
 import { compositionCheck } from '../../src/cli/registry-commands.js';
 import { PACKAGE_ROOT } from '../../src/config/paths.js';

@@ -5,9 +5,9 @@ import { grantPermission, revokePermission } from '../../src/registry/permission
 import { publishSubgraph, removeSubgraph } from '../../src/registry/subgraph-store.js';
 import { compositionCheck } from '../../src/cli/registry-commands.js';
 import { startFixtureSubgraph } from '../helpers/fixture-subgraph.js';
-import { queryAudit } from '../../src/registry/audit-log.js';
-import { startTestIdentityProvider, type TestIdentityProvider } from '../../src/security/testing/identity-provider.js';
-import { startTestTokenEndpoint, type TestTokenEndpoint } from '../../src/security/testing/token-endpoint.js';
+import { queryAudit } from '../../src/registry/audit-store.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from '../helpers/identity-provider.js';
+import { startTestTokenEndpoint, type TestTokenEndpoint } from '../helpers/token-endpoint.js';
 import { databaseKind, TEST_DATABASE_URL } from '../helpers/database.js';
 import pg from 'pg';
 import { eventually, postGraphQL } from '../helpers/http.js';
@@ -307,7 +307,7 @@ describe(`per-subgraph tokens from an RFC 8693 token endpoint (${databaseKind} d
 
   it('exchanges the user token once per subgraph and reuses it for many requests', async () => {
     const ring = stack.router.keyRing;
-    const { mintDevToken } = await import('../../src/security/authenticate.js');
+    const { mintDevToken } = await import('../../src/security/authentication/dev-token.js');
     const user = await mintDevToken(ring, { sub: 'erin', scopes: ['reviews:read'] });
     for (let i = 0; i < 10; i++) {
       const { body } = await stack.query(PAGE, { headers: { authorization: `Bearer ${user}` } });
@@ -320,7 +320,7 @@ describe(`per-subgraph tokens from an RFC 8693 token endpoint (${databaseKind} d
   });
 
   it('fails only the sections of a subgraph whose token cannot be had', async () => {
-    const { mintDevToken } = await import('../../src/security/authenticate.js');
+    const { mintDevToken } = await import('../../src/security/authentication/dev-token.js');
     const user = await mintDevToken(stack.router.keyRing, { sub: 'frank' });
     endpoint.mode = 'invalid_target';
     try {

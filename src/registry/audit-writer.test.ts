@@ -1,4 +1,4 @@
-// Unit tests of the audit writer and queryAudit, on the embedded database or TEST_DATABASE_URL.
+// Unit tests of the audit writer (buffering, outages, spill and replay, close), on the embedded database or TEST_DATABASE_URL.
 import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -6,7 +6,10 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTestStore, openMigrated, TEST_DATABASE_URL, type TestStore } from '../../test/helpers/database.js';
 import { openPoolDatabase, type Database, type Queryable } from './database.js';
-import { createAuditWriter, defaultSpillDir, queryAudit, type AuditEntry, type AuditWriter } from './audit-log.js';
+import type { AuditEntry } from './audit-row.js';
+import { queryAudit } from './audit-store.js';
+import { createAuditWriter, type AuditWriter } from './audit-writer.js';
+import { defaultSpillDir } from './audit-writer-options.js';
 
 const T0 = Date.parse('2025-03-01T12:00:00.000Z');
 
@@ -381,35 +384,6 @@ describe('audit log', () => {
       } finally {
         vi.useRealTimers();
       }
-    });
-  });
-
-  describe('queryAudit', () => {
-    beforeEach(async () => {
-      const writer = createAuditWriter({ db, spillDir: newSpillDir() });
-      // Recorded out of time order: the query orders by request time, not by insertion.
-      for (const i of [3, 0, 4, 1, 2, 5]) writer.record(entry(i, { at: new Date(T0 + i * 60_000), operationName: i % 2 === 0 ? 'ProductPage' : 'Checkout' }));
-      writer.record(entry(6, { at: new Date(T0 + 6 * 60_000), operationName: null }));
-      await writer.close();
-    });
-
-    it('returns the newest first, up to the limit', async () => {
-      expect((await queryAudit(db)).map((row) => row.requestId)).toEqual(['r-6', 'r-5', 'r-4', 'r-3', 'r-2', 'r-1', 'r-0']);
-      expect((await queryAudit(db, { limit: 2 })).map((row) => row.requestId)).toEqual(['r-6', 'r-5']);
-    });
-
-    it('filters by time and by operation', async () => {
-      expect((await queryAudit(db, { since: new Date(T0 + 4 * 60_000) })).map((row) => row.requestId)).toEqual(['r-6', 'r-5', 'r-4']);
-      expect((await queryAudit(db, { operation: 'Checkout' })).map((row) => row.requestId)).toEqual(['r-5', 'r-3', 'r-1']);
-      expect((await queryAudit(db, { operation: 'ProductPage', since: new Date(T0 + 60_000), limit: 1 })).map((row) => row.requestId)).toEqual(['r-4']);
-    });
-
-    it('defaults to 50 rows and refuses a bad limit', async () => {
-      const writer = createAuditWriter({ db, spillDir: newSpillDir() });
-      for (let i = 100; i < 160; i += 1) writer.record(entry(i));
-      await writer.close();
-      expect(await queryAudit(db)).toHaveLength(50);
-      await expect(queryAudit(db, { limit: 0 })).rejects.toThrow(RangeError);
     });
   });
 });

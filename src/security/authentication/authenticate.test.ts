@@ -1,21 +1,14 @@
-// Unit tests of user-token authentication: every failure class, JWKS caching, rotation and outages, static keys, the dev issuer.
+// Unit tests of user-token authentication: every failure class, JWKS caching, rotation and outages, static keys, the dev issuer (the bearer header is in bearer-header.test.ts).
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { base64url, CompactSign, exportJWK, exportSPKI, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
-import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
-import type { Database } from '../registry/database.js';
-import {
-  AUTH_FAILURE_REASONS as R,
-  AuthConfigError,
-  createAuthenticator,
-  extractBearer,
-  mintDevToken,
-  wwwAuthenticate,
-  type AuthResult,
-  type AuthenticatorOptions,
-} from './authenticate.js';
-import { KeyRing } from './signing-keys.js';
-import { startTestIdentityProvider, type TestIdentityProvider } from './testing/identity-provider.js';
+import { createTestStore, openMigrated, type TestStore } from '../../../test/helpers/database.js';
+import type { Database } from '../../registry/database.js';
+import { KeyRing } from '../signing-keys.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from '../../../test/helpers/identity-provider.js';
+import { AUTH_FAILURE_REASONS as R, AuthConfigError, type AuthResult } from './auth-result.js';
+import { createAuthenticator, type AuthenticatorOptions } from './authenticate.js';
+import { mintDevToken } from './dev-token.js';
 
 const AUDIENCE = 'switchyard-api';
 const seconds = () => Math.floor(Date.now() / 1000);
@@ -376,39 +369,5 @@ describe('the dev issuer', () => {
   it('requires a subject and a positive lifetime', async () => {
     await expect(mintDevToken(ring, { sub: '' })).rejects.toThrow(/sub/);
     await expect(mintDevToken(ring, { sub: 'u', ttlSeconds: 0 })).rejects.toThrow(/ttlSeconds/);
-  });
-});
-
-describe('extractBearer and WWW-Authenticate', () => {
-  it('reads one bearer token, any scheme case', () => {
-    expect(extractBearer(undefined)).toEqual({ ok: true, token: undefined });
-    expect(extractBearer(null)).toEqual({ ok: true, token: undefined });
-    expect(extractBearer('Bearer abc.def.ghi')).toEqual({ ok: true, token: 'abc.def.ghi' });
-    expect(extractBearer('bearer   abc.def.ghi  ')).toEqual({ ok: true, token: 'abc.def.ghi' });
-  });
-
-  it('refuses malformed headers with invalid_request', () => {
-    const cases: [string, string][] = [
-      ['', R.malformedHeader],
-      ['Basic dXNlcjpwYXNz', R.unsupportedScheme],
-      ['Bearer', R.missingToken],
-      ['Bearer ', R.missingToken],
-      ['Bearer a b', R.malformedHeader],
-      ['Bearer abc, Bearer def', R.malformedHeader],
-      ['Bearer "abc"', R.malformedHeader],
-      ['Bearerabc', R.unsupportedScheme],
-    ];
-    for (const [header, reason] of cases) {
-      expect(extractBearer(header), header).toEqual({ ok: false, code: 'UNAUTHENTICATED', reason, error: 'invalid_request' });
-    }
-  });
-
-  it('builds RFC 6750 challenges', async () => {
-    expect(wwwAuthenticate(undefined)).toBe('Bearer realm="switchyard"');
-    const expired = { ok: false as const, code: 'UNAUTHENTICATED' as const, reason: R.expired, error: 'invalid_token' as const };
-    expect(wwwAuthenticate(expired)).toBe('Bearer realm="switchyard", error="invalid_token", error_description="token expired"');
-    expect(wwwAuthenticate({ ok: false, code: 'AUTH_UNAVAILABLE', reason: R.keysUnavailable })).toBeUndefined();
-    // error_description may not carry quotes or backslashes (RFC 6750 §3).
-    for (const reason of Object.values(R)) expect(reason).toMatch(/^[\x20\x21\x23-\x5B\x5D-\x7E]+$/);
   });
 });
