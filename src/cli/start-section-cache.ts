@@ -8,7 +8,7 @@ import type { RouterSectionCache } from '../gateway/graph-sources.js';
 import type { ReturnedEntity } from '../gateway/plan/section-cache.js';
 import type { Database } from '../registry/database.js';
 import { listCacheRules, listPurgesSince, recordPurges, type PurgeRecord } from '../registry/cache-store.js';
-import type { Principal } from '../security/authenticate.js';
+import type { Principal } from '../security/authentication/principal.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 

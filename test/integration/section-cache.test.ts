@@ -10,7 +10,7 @@ import { publishSubgraph } from '../../src/registry/subgraph-store.js';
 import { recordPurge, removeCacheRule, setCacheRule } from '../../src/registry/cache-store.js';
 import { compositionCheck } from '../../src/cli/registry-commands.js';
 import type { RunningRouter } from '../../src/cli/start-router.js';
-import { startTestIdentityProvider, type TestIdentityProvider } from '../../src/security/testing/identity-provider.js';
+import { startTestIdentityProvider, type TestIdentityProvider } from '../helpers/identity-provider.js';
 import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-subgraph.js';
 import { databaseKind } from '../helpers/database.js';
 import { eventually, postGraphQL, type GraphQLResponse } from '../helpers/http.js';
