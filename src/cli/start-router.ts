@@ -129,7 +129,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let authenticator: Authenticator | undefined;
   let sectionCache: RouterSectionCacheHandle | undefined;
   const startCache = async (database?: Database) =>
-    config.sectionCache && config.queryPlans ? await startSectionCache({ config, metrics, logger, principalOf, perUserTokens: config.subgraphTokens, database }) : undefined;
+    config.sectionCache && config.queryPlans ? await startSectionCache({ config, metrics, logger, principalOf, perUserTokens: config.subgraphTokens, database, tracer: tracing?.tracer }) : undefined;
   try {
     if (config.supergraphFile) {
       // A supergraph composed elsewhere needs no registry: keys live in memory, policies (but the built-in cost limit) and permissions stay empty.

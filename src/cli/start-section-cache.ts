@@ -1,4 +1,5 @@
 // Wires the section cache of a router process: its store (memory, Redis), the live rules and purges, and who the viewer is.
+import type { Tracer } from '@opentelemetry/api';
 import type { Config } from '../config/schema.js';
 import { CacheRuleBook } from '../cache/cache-hints.js';
 import { PurgeIndex, type Purge } from '../cache/purge-index.js';
@@ -29,6 +30,8 @@ export interface SectionCacheSetup {
   principalOf: (context: unknown) => Principal | undefined;
   /** Whether subgraph calls carry a token made for the user (then parts without a scope are private). */
   perUserTokens: boolean;
+  /** Tracing on: spans for parts the cache answered. */
+  tracer?: Tracer;
   /** The registry: rules and purges are read from it, mutations' purges recorded in it. Absent: a supergraph file. */
   database?: Database;
 }
@@ -63,6 +66,7 @@ export async function startSectionCache(setup: SectionCacheSetup): Promise<Route
     purges,
     rules,
     defaultStaleMs: config.cacheStaleSeconds * 1000,
+    tracer: setup.tracer,
     viewerOf(context) {
       const principal = setup.principalOf(context);
       if (!principal) return { id: undefined, perUserToken: false };
@@ -94,9 +98,19 @@ export async function startSectionCache(setup: SectionCacheSetup): Promise<Route
     },
   };
 
+  /** Purges applied, oldest first, with when they were made: past the horizon they are forgotten (no part that old lives). */
+  const applied: { seq: number; at: number }[] = [];
   async function reloadPurges(db: Database): Promise<void> {
     const records = await listPurgesSince(db, purges.latestSeq, { maxAgeSeconds: PURGE_HORIZON_SECONDS });
     purges.apply(records.map(purgeOf));
+    for (const record of records) applied.push({ seq: record.seq, at: record.purgedAt.getTime() });
+    const horizon = Date.now() - PURGE_HORIZON_SECONDS * 1000;
+    let old = 0;
+    while (old < applied.length && applied[old].at < horizon) old += 1;
+    if (old > 0) {
+      purges.forgetBefore(applied[old - 1].seq);
+      applied.splice(0, old);
+    }
   }
 
   return {

@@ -115,6 +115,7 @@ export function renderDashboardPage(options: DashboardPageOptions = {}): Dashboa
       requests: METRIC.requests,
       partialResponses: METRIC.partialResponses,
       subgraphRequests: METRIC.subgraphRequests,
+      cacheRequests: METRIC.cacheRequests,
       subgraphDuration: METRIC.subgraphDuration,
       circuitState: METRIC.circuitState,
       queueInflight: METRIC.queueInflight,
@@ -155,7 +156,7 @@ export function renderDashboardPage(options: DashboardPageOptions = {}): Dashboa
 <section aria-labelledby="subgraphs-title">
 <h2 id="subgraphs-title">Subgraphs</h2>
 <table id="subgraphs">
-<thead><tr><th scope="col">Subgraph</th><th scope="col">Circuit</th><th scope="col">Calls</th><th scope="col">Errors</th><th scope="col">Latency <span class="key-0">p50</span> / <span class="key-1">p99</span></th></tr></thead>
+<thead><tr><th scope="col">Subgraph</th><th scope="col">Circuit</th><th scope="col">Calls</th><th scope="col">Errors</th><th scope="col">Latency <span class="key-0">p50</span> / <span class="key-1">p99</span></th><th scope="col">Cache hits</th></tr></thead>
 <tbody></tbody>
 </table>
 <p class="empty" id="subgraphs-empty">No subgraph yet: they appear once a graph is composed.</p>

@@ -206,8 +206,9 @@ export function runDashboard(settings: DashboardSettings, math: DashboardMath): 
         const rate = chartCell(`requests per second to ${subgraph.name}`);
         const errors = chartCell(`error share of calls to ${subgraph.name}`);
         const latency = chartCell(`p50 and p99 latency of ${subgraph.name}`, 'chart latency');
-        tr.append(circuit, rate.cell, errors.cell, latency.cell);
-        return { badge, rate, errors, latency };
+        const cache = chartCell(`section cache hit ratio of ${subgraph.name}`);
+        tr.append(circuit, rate.cell, errors.cell, latency.cell, cache.cell);
+        return { badge, rate, errors, latency, cache };
       });
       const prefix = `${JSON.stringify(['subgraph', subgraph.name])}:`;
       row.badge.textContent = subgraph.circuit;
@@ -221,6 +222,7 @@ export function runDashboard(settings: DashboardSettings, math: DashboardMath): 
         [record(`${prefix}p50`, subgraph.p50), record(`${prefix}p99`, subgraph.p99)],
         0.01,
       );
+      draw(row.cache, formatPercent(subgraph.cacheHitRatio), [record(`${prefix}cache`, subgraph.cacheHitRatio)], 1);
     }
     document.getElementById('subgraphs-empty').hidden = view.subgraphs.length > 0;
   }

@@ -9,6 +9,7 @@ const names: DashboardMetricNames = {
   subgraphRequests: METRIC.subgraphRequests,
   subgraphDuration: METRIC.subgraphDuration,
   circuitState: METRIC.circuitState,
+  cacheRequests: METRIC.cacheRequests,
   queueInflight: METRIC.queueInflight,
   queueWaiting: METRIC.queueWaiting,
   queueRejected: METRIC.queueRejected,
@@ -138,6 +139,9 @@ describe('computeView', () => {
         `${METRIC.queueWaiting}{operation="ProductPage"} 7`,
         `${METRIC.queueRejected}{operation="ProductPage",reason="full"} 15`,
         `${METRIC.queueRejected}{operation="ProductPage",reason="timeout"} 5`,
+        `${METRIC.cacheRequests}{subgraph="product",type="Query",result="hit"} 30`,
+        `${METRIC.cacheRequests}{subgraph="product",type="Query",result="miss"} 10`,
+        `${METRIC.cacheRequests}{subgraph="product",type="Query",result="bypass"} 99`,
       ].join('\n'),
     ),
   };
@@ -157,6 +161,9 @@ describe('computeView', () => {
     // Only the window counts: the 80 fast calls before it are not in product's percentiles.
     expect(product).toMatchObject({ requestRate: 4, errorRate: 0, circuit: 'closed' });
     expect(product.p50).toBeCloseTo(0.01 + 0.09 * (20 / 20));
+    // Of 40 look-ups the cache answered 30; a bypass (private part, anonymous viewer) is no look-up.
+    expect(product.cacheHitRatio).toBe(0.75);
+    expect(inventory.cacheHitRatio).toBeNull();
     expect(view.operations).toEqual([
       { name: '(anonymous)', requestRate: 1, inFlight: null, waiting: null, rejectedRate: null },
       { name: 'ProductPage', requestRate: 5, inFlight: 4, waiting: 7, rejectedRate: 2 },
@@ -166,13 +173,13 @@ describe('computeView', () => {
   it('shows gauges but no rate on the first read', () => {
     const view = computeView(undefined, second, names);
     expect(view).toMatchObject({ windowSeconds: 0, requestRate: null, partialRate: null });
-    expect(view.subgraphs[0]).toEqual({ name: 'inventory', requestRate: null, errorRate: null, p50: null, p99: null, circuit: 'half-open' });
+    expect(view.subgraphs[0]).toEqual({ name: 'inventory', requestRate: null, errorRate: null, p50: null, p99: null, circuit: 'half-open', cacheHitRatio: null });
     expect(view.operations[1]).toEqual({ name: 'ProductPage', requestRate: null, inFlight: 4, waiting: 7, rejectedRate: null });
   });
 
   it('lists a subgraph known only by its breaker, with no error share while it has no call', () => {
     const view = computeView(first, { at: 2_000, samples: first.samples }, names);
-    expect(view.subgraphs.find((s) => s.name === 'inventory')).toEqual({ name: 'inventory', requestRate: 0, errorRate: null, p50: null, p99: null, circuit: 'closed' });
+    expect(view.subgraphs.find((s) => s.name === 'inventory')).toEqual({ name: 'inventory', requestRate: 0, errorRate: null, p50: null, p99: null, circuit: 'closed', cacheHitRatio: null });
   });
 });
 

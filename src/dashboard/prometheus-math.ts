@@ -24,6 +24,8 @@ export interface DashboardMetricNames {
   subgraphRequests: string;
   subgraphDuration: string;
   circuitState: string;
+  /** The section cache's look-ups (`{subgraph,type,result}`). */
+  cacheRequests: string;
   queueInflight: string;
   queueWaiting: string;
   queueRejected: string;
@@ -45,6 +47,8 @@ export interface SubgraphRow {
   p50: number | null;
   p99: number | null;
   circuit: CircuitLabel;
+  /** Share (0..1) of the section cache's look-ups in the window that it answered fresh; null when it had none. */
+  cacheHitRatio: number | null;
 }
 
 export interface OperationRow {
@@ -224,6 +228,8 @@ export function computeView(before: Snapshot | undefined, after: Snapshot, names
     buckets.set(subgraph, list);
   }
   const circuits = gaugeBy(after.samples, names.circuitState, 'subgraph');
+  const cacheHits = increase(names.cacheRequests, (labels) => (labels.result === 'hit' ? labels.subgraph : undefined));
+  const cacheLookups = increase(names.cacheRequests, (labels) => (labels.result === 'hit' || labels.result === 'miss' ? labels.subgraph : undefined));
   const subgraphNames = new Set<string>([...circuits.keys()]);
   for (const sample of after.samples) {
     if ((sample.name === names.subgraphRequests || sample.name === `${names.subgraphDuration}_count`) && sample.labels.subgraph !== undefined) subgraphNames.add(sample.labels.subgraph);
@@ -238,6 +244,7 @@ export function computeView(before: Snapshot | undefined, after: Snapshot, names
       p50: windowed ? quantileFromBuckets(0.5, histogram) : null,
       p99: windowed ? quantileFromBuckets(0.99, histogram) : null,
       circuit: circuitLabel(circuits.get(name)),
+      cacheHitRatio: windowed && (cacheLookups.get(name) ?? 0) > 0 ? (cacheHits.get(name) ?? 0) / cacheLookups.get(name)! : null,
     };
   });
 

@@ -42,7 +42,7 @@ export const ERROR_CODES = {
   REQUEST_TOO_LARGE: { status: 413, title: 'Request body too large', retryable: false, description: 'The request body exceeds the configured limit.' },
   DOCUMENT_NOT_TRUSTED: { status: 400, title: 'Document not trusted', retryable: false, description: 'The router runs registered documents only (`SWITCHYARD_TRUSTED_DOCUMENTS=enforce`): send a `documentId` from a published manifest instead of the query text.' },
   PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, title: 'Persisted document not found', retryable: false, description: 'No published manifest holds the `documentId` or persisted-query hash the request sent.' },
-  STALE: { status: 200, title: 'Stale section served', retryable: false, description: 'A failed section was answered from a recent good copy.' },
+  STALE: { status: 200, title: 'Stale section served', retryable: false, description: 'Its subgraph could not answer, so the section cache answered with an expired copy (`ageMs` says how old; docs/caching.md).' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

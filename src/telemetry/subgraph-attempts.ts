@@ -96,21 +96,36 @@ function parentContextOf(request: ExecutionRequest) {
   return getCurrentOtelContext(request.context ?? {});
 }
 
-/** A section answered from a last-good copy: a zero-length span marking the cache hit and its age. */
-export function recordStaleSpan(tracer: Tracer, subgraph: string, request: ExecutionRequest, ageMs: number, failureCode: string): void {
+/** What the section cache did for one fetch step: fresh hits, or stale copies standing in for a failed call. */
+export interface CacheSpanFacts {
+  outcome: 'hit' | 'stale';
+  /** Entities (or root parts) answered from the cache. */
+  hits: number;
+  /** Those the call still had to fetch (fresh hits only). */
+  misses?: number;
+  /** The oldest copy's age, in ms. */
+  ageMs: number;
+  /** The failure stale copies stand in for. */
+  failureCode?: string;
+}
+
+/** Parts answered by the section cache: a zero-length span under the request, beside the calls that did go out. */
+export function recordCacheSpan(tracer: Tracer, subgraph: string, context: unknown, facts: CacheSpanFacts): void {
   const span = tracer.startSpan(
-    `subgraph ${subgraph} stale copy`,
+    facts.outcome === 'stale' ? `subgraph ${subgraph} stale copy` : `subgraph ${subgraph} cache`,
     {
       kind: SpanKind.INTERNAL,
       attributes: {
         [SPAN_ATTRIBUTE.subgraph]: subgraph,
         [SPAN_ATTRIBUTE.cacheHit]: true,
-        [SPAN_ATTRIBUTE.cacheAgeMs]: Math.round(ageMs),
-        [SPAN_ATTRIBUTE.errorCode]: failureCode,
-        [SPAN_ATTRIBUTE.outcome]: 'stale',
+        [SPAN_ATTRIBUTE.cacheAgeMs]: Math.round(facts.ageMs),
+        [SPAN_ATTRIBUTE.cacheHits]: facts.hits,
+        ...(facts.misses !== undefined ? { [SPAN_ATTRIBUTE.cacheMisses]: facts.misses } : {}),
+        ...(facts.failureCode ? { [SPAN_ATTRIBUTE.errorCode]: facts.failureCode } : {}),
+        [SPAN_ATTRIBUTE.outcome]: facts.outcome,
       },
     },
-    parentContextOf(request),
+    getCurrentOtelContext((context as object | undefined) ?? {}),
   );
   span.end();
 }

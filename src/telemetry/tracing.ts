@@ -21,6 +21,8 @@ export const SPAN_ATTRIBUTE = {
   errorCode: 'switchyard.error.code',
   cacheHit: 'switchyard.cache.hit',
   cacheAgeMs: 'switchyard.cache.age_ms',
+  cacheHits: 'switchyard.cache.hits',
+  cacheMisses: 'switchyard.cache.misses',
   requestId: 'switchyard.request_id',
   complete: 'switchyard.complete',
   operationName: 'graphql.operation.name',

@@ -4,7 +4,9 @@ import type { CacheHints } from '../../cache/cache-hints.js';
 import type { PurgeIndex } from '../../cache/purge-index.js';
 import type { CachedSection, SectionStore } from '../../cache/section-store.js';
 import { entityTag, subgraphTag, typeTag, withinSubgraph } from '../../cache/tags.js';
+import type { Tracer } from '@opentelemetry/api';
 import { requestScopeOf, type CacheNotes, type RequestScope } from '../../resilience/request-scope.js';
+import { recordCacheSpan } from '../../telemetry/subgraph-attempts.js';
 import type { Fetch, FetchStep, QueryPlan } from './build-plan.js';
 import { sectionPolicy, type SectionPolicy } from './section-policy.js';
 
@@ -34,6 +36,8 @@ export interface SectionCacheOptions {
   staleAllowed?: (subgraph: string) => boolean;
   /** The key fields (top level) of each `@key` of an entity type: entity tags are made from them. */
   keyFieldsOf: (typeName: string) => readonly (readonly string[])[];
+  /** Tracing on: a span per step the cache answered (`switchyard.cache.hit`). */
+  tracer?: Tracer;
   /** Counts look-ups (`switchyard_cache_requests_total`). */
   onResult?: (subgraph: string, typeName: string, result: CacheResult, count: number) => void;
   now?: () => number;
@@ -184,6 +188,7 @@ export class RequestSections {
   readonly #viewer: CacheViewer;
   readonly #scope: RequestScope | undefined;
   readonly #variables: Data | undefined;
+  readonly #context: unknown;
   /** The purges known when the request began: a part fetched now is newer than every one of them. */
   readonly purgeSeq: number;
 
@@ -193,6 +198,7 @@ export class RequestSections {
     this.#viewer = cache.options.viewerOf(context);
     this.#scope = requestScopeOf(context);
     this.#variables = variables;
+    this.#context = context;
     this.purgeSeq = cache.options.purges.latestSeq;
   }
 
@@ -228,19 +234,25 @@ export class RequestSections {
     const sections = await store.getMany(keys);
     const now = this.#cache.now();
     let hits = 0;
+    let oldest = 0;
     const reads = sections.map((section): SectionRead => {
       if (!section || purges.isPurged(section)) return {};
       const ageMs = now - section.fetchedAt;
       const maxAgeMs = Math.min(section.maxAgeMs, policyMaxAgeMs);
       if (ageMs <= maxAgeMs) {
         hits += 1;
+        oldest = Math.max(oldest, ageMs);
         this.noteFresh(maxAgeMs - ageMs);
         return { fresh: JSON.parse(section.json) as unknown };
       }
       if (ageMs <= section.maxAgeMs + section.staleMs) return { stale: { value: JSON.parse(section.json) as unknown, ageMs } };
       return {};
     });
-    if (hits > 0) onResult?.(fetch.subgraph, typeOf(step), 'hit', hits);
+    if (hits > 0) {
+      onResult?.(fetch.subgraph, typeOf(step), 'hit', hits);
+      const tracer = this.#cache.options.tracer;
+      if (tracer) recordCacheSpan(tracer, fetch.subgraph, this.#context, { outcome: 'hit', hits, misses: keys.length - hits, ageMs: oldest });
+    }
     if (keys.length > hits) onResult?.(fetch.subgraph, typeOf(step), 'miss', keys.length - hits);
     return reads;
   }
@@ -254,6 +266,8 @@ export class RequestSections {
   noteStale(fetch: Fetch, step: FetchStep, count: number, oldestMs: number, failureCode: string): void {
     this.#cache.options.onResult?.(fetch.subgraph, typeOf(step), 'stale', count);
     this.#scope?.stale.push({ subgraph: fetch.subgraph, ageMs: Math.round(oldestMs), failureCode });
+    const tracer = this.#cache.options.tracer;
+    if (tracer) recordCacheSpan(tracer, fetch.subgraph, this.#context, { outcome: 'stale', hits: count, ageMs: oldestMs, failureCode });
   }
 
   staleAllowed(fetch: Fetch): boolean {

@@ -4,6 +4,9 @@ import { getNamedType, isCompositeType, Kind, print, visit, type DocumentNode, t
 import type { CacheHint, CacheHints, CacheScope } from '../../cache/cache-hints.js';
 import type { Fetch, FetchStep, SelectionTree } from './build-plan.js';
 
+/** A part's longest life, fresh and stale together: a day, as long as routers remember purges. */
+export const LONGEST_LIFE_MS = 86_400_000;
+
 /** The caching facts of one fetch step, the same for every request with the same hints. */
 export interface SectionPolicy {
   /** How long a fetched part stays fresh, in ms; 0: never cached (a field in it has no max age). */
@@ -85,9 +88,11 @@ export function sectionPolicy(schema: GraphQLSchema, hints: CacheHints, fetch: F
   }
   const cacheable = fetch.operation === 'query' && !walk.uncacheable && Number.isFinite(walk.minSeconds) && walk.minSeconds > 0;
   const selection = selectionOf(fetch, step);
+  // Purges are remembered for a day (docs/caching.md): no part may live longer, fresh and stale together.
+  const maxAgeMs = cacheable ? Math.min(walk.minSeconds * 1000, LONGEST_LIFE_MS) : 0;
   return {
-    maxAgeMs: cacheable ? walk.minSeconds * 1000 : 0,
-    staleMs: Number.isFinite(walk.staleSeconds) ? walk.staleSeconds * 1000 : defaultStaleMs,
+    maxAgeMs,
+    staleMs: Math.min(Number.isFinite(walk.staleSeconds) ? walk.staleSeconds * 1000 : defaultStaleMs, LONGEST_LIFE_MS - maxAgeMs),
     scope: walk.scope,
     signature: createHash('sha256').update(`${fetch.subgraph}\n${print(selection)}`).digest('base64url').slice(0, 22),
     variables: variablesIn(selection, step.representationsVariable),
