@@ -102,7 +102,7 @@ function describePurge(purge: PurgeInput): string {
 
 /** Adds `cache set|list|remove|purge` to the program. */
 export function addCacheCommands(program: Command, kit: StoreCommandKit): Command {
-  const cache = program.command('cache').description('section cache rules and purges, stored in the registry (change topics cache_rules, cache_purges)');
+  const cache = program.command('cache').description('section cache rules and purges, live on every router within a second (docs/caching.md)');
 
   cache
     .command('set')
@@ -148,7 +148,7 @@ export function addCacheCommands(program: Command, kit: StoreCommandKit): Comman
 
   cache
     .command('purge')
-    .description('record a purge of cached entries: of a type (one entity with --key), of a subgraph, or all')
+    .description('purge cached parts on every router: of a type (one entity with --key), of a subgraph, or all')
     .option('--type <type>', 'entries of this type')
     .option('--key <json>', `only the entity with this key, e.g. '{"id":"1"}' (needs --type)`)
     .option('--subgraph <name>', 'entries fetched from this subgraph')

@@ -7,6 +7,7 @@ import { listCacheRules, listPurgesSince } from '../../src/registry/cache-store.
 
 const storeEnv = (store: TestStore) => (store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : { SWITCHYARD_DATA_DIR: store.dataDir });
 
+// Bad input: a few cases end to end here (exit code, message, nothing written); every flag combination is checked in process (src/cli/cache-commands.test.ts) and every value in the store's tests.
 describe(`switchyard cache (${databaseKind} database)`, () => {
   let store: TestStore;
   let db: Database;
@@ -78,11 +79,8 @@ describe(`switchyard cache (${databaseKind} database)`, () => {
 
     it.each([
       [['Product.', '--max-age', '10'], /invalid coordinate "Product\.": use a type or a field/],
-      [['Product.price.amount', '--max-age', '10'], /invalid coordinate/],
       [['Product', '--max-age', '-5'], /max age must be a whole number of seconds, 0 or more \(got -5\)/],
-      [['Product', '--max-age', '1.5'], /max age must be a whole number of seconds/],
       [['Product', '--max-age', 'soon'], /--max-age must be a whole number of seconds \(got "soon"\)/],
-      [['Product', '--max-age', '10', '--scope', 'shared'], /unknown scope "shared": use public .* or private/],
       [['Product', '--max-age', '10', '--stale-seconds', 'ever'], /--stale-seconds must be a whole number of seconds, or none/],
       [['Product'], /give --max-age SECONDS/],
     ])('set %j: exits 2 with a clear message and writes nothing', async (args, message) => {
@@ -125,13 +123,7 @@ describe(`switchyard cache (${databaseKind} database)`, () => {
     it.each([
       [[], /name what to purge: --type T .*--subgraph S, or --all/],
       [['--key', '{"id":"1"}'], /--key needs --type/],
-      [['--key', '{"id":"1"}', '--subgraph', 'product'], /--key needs --type/],
-      [['--all', '--type', 'Product'], /--all purges everything: give it alone/],
-      [['--all', '--subgraph', 'product'], /--all purges everything: give it alone/],
-      [['--type', 'Product', '--key', '{id:1}'], /--key must be JSON/],
       [['--type', 'Product', '--key', '[1]'], /an entity key must be a JSON object .* \(got an array\)/],
-      [['--type', 'Product', '--key', '{}'], /at least one key field/],
-      [['--type', 'Product!'], /invalid type name "Product!"/],
     ])('purge %j: exits 2 with a clear message and writes nothing', async (args, message) => {
       const count = await purgeCount();
       const version = await topicVersion('cache_purges');
