@@ -25,7 +25,7 @@ import {
   type VariableDefinitionNode,
 } from 'graphql';
 import { PlanInvalid, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
-import type { Fetch, FetchStep, PlannedDenial, PlannedField, QueryPlan, SelectionTree } from './plan-types.js';
+import type { Fetch, FetchStep, PlanStep, PlannedDenial, PlannedField, QueryPlan, SelectionTree } from './plan-types.js';
 
 export type { Fetch, FetchStep, PlannedDenial, PlannedField, QueryPlan, SelectionTree } from './plan-types.js';
 
@@ -98,12 +98,12 @@ export function buildPlan(
  * 6. Entity steps of one subgraph that wait for the same steps are ready at the same moment: they
  *    go in one request, one aliased `_entities` field each (as stitching's batching does per tick).
  */
-function batchFetches(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>, mutationRoots: ReadonlySet<FetchStep>): Fetch[] {
+function batchFetches(steps: readonly PlanStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>, mutationRoots: ReadonlySet<PlanStep>): Fetch[] {
   // Steps come dependencies first, so the fetches a step waits for are known when it is placed.
   // Groups in the order they are made, so a group's index is its fetch's id.
-  const groups: { steps: FetchStep[]; dependsOn: number[] }[] = [];
+  const groups: { steps: PlanStep[]; dependsOn: number[] }[] = [];
   const byKey = new Map<string, number>();
-  const groupOf = new Map<FetchStep, number>();
+  const groupOf = new Map<PlanStep, number>();
   for (const step of steps) {
     const dependsOn = [...new Set([...step.dependsOn].map((d) => groupOf.get(d)!))].sort((a, b) => a - b);
     const key = step.entityType === undefined ? `root\u0000${step.id}` : `${step.graph}\u0000${dependsOn.join(',')}`;
@@ -115,12 +115,12 @@ function batchFetches(steps: readonly FetchStep[], definitions: ReadonlyMap<stri
     groups[index]!.steps.push(step);
     groupOf.set(step, index);
   }
+  // A group waits only for groups made before it, so the steps its steps depend on are built when it is emitted.
   const fetches: Fetch[] = [];
+  const built = new Map<PlanStep, FetchStep>();
   for (const group of groups) {
     const operation = mutationRoots.has(group.steps[0]) ? 'mutation' : 'query';
-    const { document, variableNames, renamed } = fetchDocument(group.steps, definitions, operation);
-    const first = group.steps[0];
-    fetches.push({ id: fetches.length, graph: first.graph, subgraph: first.subgraph, steps: group.steps, operation, renamed, dependsOn: group.dependsOn.map((id) => fetches[id]), document, variableNames });
+    fetches.push(emitFetch(fetches.length, group.steps, operation, group.dependsOn.map((id) => fetches[id]), definitions, built));
   }
   return fetches;
 }
@@ -139,10 +139,10 @@ const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
 const MAX_KEY_HOPS = 3;
 
 class Planner {
-  readonly steps: FetchStep[] = [];
+  readonly steps: PlanStep[] = [];
   /** The root steps of mutation fields: their documents are mutations. */
-  readonly mutationRoots = new Set<FetchStep>();
-  readonly #byPosition = new Map<string, FetchStep[]>();
+  readonly mutationRoots = new Set<PlanStep>();
+  readonly #byPosition = new Map<string, PlanStep[]>();
   readonly denials: PlannedDenial[] = [];
   /** Fields the plan needs under a private key at a position (path and type), by field name (10). */
   readonly #privateKeys = new Map<string, Map<string, string>>();
@@ -231,8 +231,8 @@ class Planner {
 
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
     const fields = this.collectFields(rootType, selectionSet.selections);
-    const roots = new Map<string, FetchStep>();
-    let previous: FetchStep[] = [];
+    const roots = new Map<string, PlanStep>();
+    let previous: PlanStep[] = [];
     for (const [key, nodes] of fields) {
       const name = nodes[0].name.value;
       if (INTROSPECTION_ROOTS.has(name)) continue;
@@ -241,7 +241,7 @@ class Planner {
       if (this.deny(rootType, name, key, [])) continue;
       const graphs = this.model.resolversOf(rootType.name, name, this.labels);
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
-      let step: FetchStep | undefined;
+      let step: PlanStep | undefined;
       if (serial) {
         const first = this.steps.length;
         step = this.newStep(graphs[0], [], undefined);
@@ -259,8 +259,8 @@ class Planner {
     }
   }
 
-  newStep(graph: string, path: readonly string[], entityType: string | undefined): FetchStep {
-    const step: FetchStep = {
+  newStep(graph: string, path: readonly string[], entityType: string | undefined): PlanStep {
+    const step: PlanStep = {
       id: this.steps.length,
       graph,
       subgraph: this.model.subgraphName.get(graph) ?? graph,
@@ -279,7 +279,7 @@ class Planner {
    * The entity step of `graph` at this position and type that can follow every step of `after`:
    * the first one made there that none of them depends on; a new one when each does (4).
    */
-  entityStep(graph: string, path: readonly string[], typeName: string, after: ReadonlySet<FetchStep>): FetchStep {
+  entityStep(graph: string, path: readonly string[], typeName: string, after: ReadonlySet<PlanStep>): PlanStep {
     const key = positionKey(graph, path, typeName);
     let list = this.#byPosition.get(key);
     if (!list) this.#byPosition.set(key, (list = []));
@@ -298,11 +298,11 @@ class Planner {
     parentType: GraphQLCompositeType,
     selections: readonly SelectionNode[],
     graph: string,
-    step: FetchStep,
+    step: PlanStep,
     at: SelectionTree,
     path: readonly string[],
     provided: FieldSetTree | undefined,
-    touched: Set<FetchStep>,
+    touched: Set<PlanStep>,
     /** Response keys another step serves at this position (8). */
     skip?: ReadonlySet<string>,
   ): void {
@@ -342,11 +342,11 @@ class Planner {
     iface: GraphQLInterfaceType,
     selections: readonly SelectionNode[],
     graph: string,
-    step: FetchStep,
+    step: PlanStep,
     at: SelectionTree,
     path: readonly string[],
     provided: FieldSetTree | undefined,
-    touched: Set<FetchStep>,
+    touched: Set<PlanStep>,
   ): void {
     touched.add(step);
     addLeaf(at, TYPENAME);
@@ -362,7 +362,7 @@ class Planner {
     }
     this.planObjectFields(iface, own, graph, step, at, path, provided, touched);
     const resolver = this.typeResolver(iface, graph, provided);
-    const providers = new Set<FetchStep>([step]);
+    const providers = new Set<PlanStep>([step]);
     this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers));
     const resolution = this.entityStep(resolver.graph, path, iface.name, providers);
     resolution.lookupType = iface.name;
@@ -374,7 +374,7 @@ class Planner {
   }
 
   /** The key's fields go into the step's representations, and mark an object with a null one as no entity. */
-  addKey(step: FetchStep, key: string): void {
+  addKey(step: PlanStep, key: string): void {
     const tree = this.model.fieldSet(key);
     mergeTree(step.representation, tree);
     for (const field of tree.keys()) step.keyFields.add(field);
@@ -393,11 +393,11 @@ class Planner {
     type: GraphQLObjectType | GraphQLInterfaceType,
     fields: Map<string, FieldNode[]>,
     graph: string,
-    step: FetchStep,
+    step: PlanStep,
     at: SelectionTree,
     path: readonly string[],
     provided: FieldSetTree | undefined,
-    touched: Set<FetchStep>,
+    touched: Set<PlanStep>,
   ): void {
     const remote: [string, FieldNode[]][] = [];
     this.recordClientKeys(path, type.name, fields);
@@ -430,7 +430,7 @@ class Planner {
       const target = this.chooseTarget(type, name, graph, path, provided);
       // 3. The key and the type name travel in the representation; 4. so do required fields,
       // wherever they come from. Every step that provides one comes before the entity step.
-      const providers = new Set<FetchStep>([step]);
+      const providers = new Set<PlanStep>([step]);
       addLeaf(at, TYPENAME);
       const ownerType = target.lookupType ?? type.name;
       const requires = this.model.requiresOf(ownerType, name, target.graph);
@@ -631,7 +631,12 @@ function addField(at: SelectionTree, key: string, name: string, args: readonly A
   if (existing) {
     if (existing.name !== name || !sameArguments(existing.arguments, args) || existing.subgraphKey !== subgraphKey) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
     // Wanted under different conditions (or also by the plan itself, for a key): always fetched.
-    if (existing.directives.length > 0 && !sameDirectives(existing.directives, directives)) existing.directives = [];
+    if (existing.directives.length > 0 && !sameDirectives(existing.directives, directives)) {
+      // A new object under the same key (the map keeps its place): planned fields are never written.
+      const merged: PlannedField = { ...existing, directives: [] };
+      at.fields.set(key, merged);
+      return merged;
+    }
     return existing;
   }
   const field: PlannedField = { name, arguments: args, directives, selection: composite ? emptyTree() : undefined, subgraphKey };
@@ -643,7 +648,7 @@ function addLeaf(at: SelectionTree, name: string, key = name): void {
   const existing = at.fields.get(key);
   if (existing && existing.name !== name) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
   if (!existing) at.fields.set(key, { name, arguments: [], directives: [] });
-  else existing.directives = [];
+  else if (existing.directives.length > 0) at.fields.set(key, { ...existing, directives: [] });
 }
 
 /** The `@skip`/`@include` of a response key's selections when they all carry the same ones; none otherwise. */
@@ -672,7 +677,7 @@ function mergeTree(into: FieldSetTree, from: FieldSetTree): void {
 }
 
 /** Whether `step` waits, directly or through others, for `on`. */
-function dependsOn(step: FetchStep, on: FetchStep, seen = new Set<FetchStep>()): boolean {
+function dependsOn(step: PlanStep, on: PlanStep, seen = new Set<PlanStep>()): boolean {
   for (const dependency of step.dependsOn) {
     if (dependency === on) return true;
     if (seen.has(dependency)) continue;
@@ -683,10 +688,10 @@ function dependsOn(step: FetchStep, on: FetchStep, seen = new Set<FetchStep>()):
 }
 
 /** Orders steps so each follows its dependencies; a cycle cannot be executed in any order. */
-function topologicalOrder(steps: readonly FetchStep[]): FetchStep[] {
-  const ordered: FetchStep[] = [];
-  const state = new Map<FetchStep, 'visiting' | 'done'>();
-  const visit = (step: FetchStep): void => {
+function topologicalOrder(steps: readonly PlanStep[]): PlanStep[] {
+  const ordered: PlanStep[] = [];
+  const state = new Map<PlanStep, 'visiting' | 'done'>();
+  const visit = (step: PlanStep): void => {
     const seen = state.get(step);
     if (seen === 'done') return;
     if (seen === 'visiting') throw new PlanUnsupported('steps depend on each other in a cycle');
@@ -699,22 +704,35 @@ function topologicalOrder(steps: readonly FetchStep[]): FetchStep[] {
   return ordered;
 }
 
-/** 5. The subgraph document of a fetch and the client variables it declares. */
-function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>, operation: 'query' | 'mutation'): { document: DocumentNode; variableNames: string[]; renamed: boolean } {
+/**
+ * 5. The fetch of a group of steps: its subgraph document, the client variables it declares, and
+ *    its steps as the runner reads them, each with the alias of its `_entities` field and the
+ *    variable of its representations fixed here, in the one place that names them in the document.
+ *    `built` holds the steps of the fetches emitted before (a group only waits for those); each
+ *    step of this one is added to it.
+ */
+function emitFetch(
+  id: number,
+  steps: readonly PlanStep[],
+  operation: 'query' | 'mutation',
+  dependsOn: readonly Fetch[],
+  definitions: ReadonlyMap<string, VariableDefinitionNode>,
+  built: Map<PlanStep, FetchStep>,
+): Fetch {
   const used = new Set<string>();
   const renamed = { any: false };
   const selections: SelectionNode[] = [];
   const ownVariables: VariableDefinitionNode[] = [];
   const batched = steps.length > 1;
-  steps.forEach((step, index) => {
+  const fetchSteps = steps.map((step, index): FetchStep => {
     const selectionSet = toSelectionSet(step.selection, used, renamed);
     if (step.entityType === undefined) {
       selections.push(...selectionSet.selections);
-      return;
+      return finalStep(step, undefined, undefined, built);
     }
-    step.alias = batched ? `_${index}` : undefined;
-    step.representationsVariable = batched ? `_${index}_representations` : 'representations';
-    const variable = { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: step.representationsVariable } } as const;
+    const alias = batched ? `_${index}` : undefined;
+    const representationsVariable = batched ? `_${index}_representations` : 'representations';
+    const variable = { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: representationsVariable } } as const;
     ownVariables.push({
       kind: Kind.VARIABLE_DEFINITION,
       variable,
@@ -725,7 +743,7 @@ function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<str
     });
     selections.push({
       kind: Kind.FIELD,
-      alias: step.alias ? { kind: Kind.NAME, value: step.alias } : undefined,
+      alias: alias ? { kind: Kind.NAME, value: alias } : undefined,
       name: { kind: Kind.NAME, value: '_entities' },
       arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'representations' }, value: variable }],
       selectionSet: {
@@ -733,6 +751,7 @@ function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<str
         selections: [{ kind: Kind.INLINE_FRAGMENT, typeCondition: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: step.lookupType ?? step.entityType } }, selectionSet }],
       },
     });
+    return finalStep(step, alias, representationsVariable, built);
   });
   const variableDefinitions: VariableDefinitionNode[] = [...ownVariables];
   for (const name of used) {
@@ -741,7 +760,46 @@ function fetchDocument(steps: readonly FetchStep[], definitions: ReadonlyMap<str
     if (ownVariables.some((v) => v.variable.name.value === name)) throw new PlanUnsupported(`a client variable named $${name}`);
     variableDefinitions.push(definition);
   }
-  return { document: operationDocument(operation, variableDefinitions, { kind: Kind.SELECTION_SET, selections }), variableNames: [...used], renamed: renamed.any };
+  const first = steps[0];
+  return Object.freeze({
+    id,
+    graph: first.graph,
+    subgraph: first.subgraph,
+    steps: Object.freeze(fetchSteps),
+    operation,
+    renamed: renamed.any,
+    dependsOn: Object.freeze([...dependsOn]),
+    document: operationDocument(operation, variableDefinitions, { kind: Kind.SELECTION_SET, selections }),
+    variableNames: Object.freeze([...used]),
+  });
+}
+
+/** A planned step as the runner reads it: frozen, its dependencies the built steps of earlier fetches. */
+function finalStep(step: PlanStep, alias: string | undefined, representationsVariable: string | undefined, built: Map<PlanStep, FetchStep>): FetchStep {
+  const dependsOn = new Set<FetchStep>();
+  for (const dependency of step.dependsOn) {
+    const done = built.get(dependency);
+    if (!done) throw new PlanUnsupported('a step emitted before a step it depends on');
+    dependsOn.add(done);
+  }
+  const final: FetchStep = Object.freeze({
+    id: step.id,
+    graph: step.graph,
+    subgraph: step.subgraph,
+    path: step.path,
+    entityType: step.entityType,
+    lookupType: step.lookupType,
+    resolvesType: step.resolvesType,
+    selection: step.selection,
+    representation: step.representation,
+    keyFields: step.keyFields,
+    responseKeys: step.responseKeys,
+    dependsOn,
+    alias,
+    representationsVariable,
+  });
+  built.set(step, final);
+  return final;
 }
 
 function operationDocument(operation: 'query' | 'mutation', variableDefinitions: VariableDefinitionNode[], selectionSet: SelectionSetNode): DocumentNode {

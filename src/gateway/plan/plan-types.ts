@@ -1,30 +1,37 @@
-// The shapes of a query plan: what the planner hands the runner, step by step and fetch by fetch.
+// The shapes of a query plan: what the planner hands the runner (final once the plan is made), and the draft steps it plans with.
 import type { ArgumentNode, DirectiveNode, DocumentNode } from 'graphql';
 import type { FieldSetTree } from './supergraph-model.js';
 
-/** What one fetch asks for at one position: fields by response key, and fragments by type condition. */
+/**
+ * What one fetch asks for at one position: fields by response key, and fragments by type condition.
+ * The planner fills the maps while it plans; nothing writes them once the plan's fetches are built.
+ */
 export interface SelectionTree {
-  fields: Map<string, PlannedField>;
-  fragments: Map<string, SelectionTree>;
+  readonly fields: Map<string, PlannedField>;
+  readonly fragments: Map<string, SelectionTree>;
 }
 
 export interface PlannedField {
-  name: string;
-  arguments: readonly ArgumentNode[];
+  readonly name: string;
+  readonly arguments: readonly ArgumentNode[];
   /** The client's `@skip`/`@include` on it, kept when every selection of the key agrees; the subgraph evaluates them. */
-  directives: readonly DirectiveNode[];
+  readonly directives: readonly DirectiveNode[];
   /** Present for fields of object, interface or union type. */
-  selection?: SelectionTree;
+  readonly selection?: SelectionTree;
   /**
    * The response key the subgraph answers under, when it differs from the client's: a field whose
    * type in that subgraph differs from the supergraph's (a shareable field, nullable in one
    * subgraph) is aliased, so two such positions never meet under one key with different types
    * (GraphQL spec 5.3.2, which the subgraph validates). The runner renames it back.
    */
-  subgraphKey?: string;
+  readonly subgraphKey?: string;
 }
 
-/** One request to one subgraph: a root fetch, or an `_entities` look-up of the objects found at `path`. */
+/**
+ * One request to one subgraph: a root fetch, or an `_entities` look-up of the objects found at `path`.
+ * Built (and frozen) when its fetch's document is emitted, so every value the runner reads was
+ * final when the plan was made.
+ */
 export interface FetchStep {
   readonly id: number;
   /** The `join__Graph` value. */
@@ -40,23 +47,23 @@ export interface FetchStep {
    * when it differs from `entityType`: the interface, for a subgraph that knows it only as an
    * `@interfaceObject`, or for the step that learns each object's concrete type.
    */
-  lookupType?: string;
+  readonly lookupType?: string;
   /** The step asks the interface's own subgraph which concrete type each object is (objects from an `@interfaceObject`). */
-  resolvesType?: boolean;
+  readonly resolvesType?: boolean;
   /** The root selection, or what goes inside `... on EntityType`. */
   readonly selection: SelectionTree;
   /** Fields each representation carries (keys and `@requires` fields); entity steps only. */
   readonly representation: FieldSetTree;
   /** The key fields among them: an object whose key field is null is not an entity and is not looked up. */
-  readonly keyFields: Set<string>;
+  readonly keyFields: ReadonlySet<string>;
   /** Fields of the representation that the objects carry under a private key, by field name (10). */
-  responseKeys?: ReadonlyMap<string, string>;
+  readonly responseKeys?: ReadonlyMap<string, string>;
   /** Steps whose answers this step needs first: the one that found its objects, and those providing `@requires` fields. */
-  readonly dependsOn: Set<FetchStep>;
+  readonly dependsOn: ReadonlySet<FetchStep>;
   /** For an entity step in a batched fetch: the alias of its `_entities` field (`_0`, ...); absent when it is the fetch's only step. */
-  alias?: string;
-  /** The variable holding its representations. */
-  representationsVariable?: string;
+  readonly alias?: string;
+  /** For an entity step: the variable holding its representations. */
+  readonly representationsVariable?: string;
 }
 
 /** One subgraph request: a root step, or the entity steps of one subgraph that wait for the same steps (one `_entities` field each). */
@@ -93,4 +100,24 @@ export interface QueryPlan {
   readonly denied: readonly PlannedDenial[];
   /** Default values of the operation's variables, for conditions read before the subgraph sees them. */
   readonly variableDefaults: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A step while the planner works on it: it gains fields, dependencies, keys and look-up facts as
+ * fields are placed. Never handed to the runner: emission turns each into a frozen `FetchStep`
+ * with the facts of its fetch (alias, representations variable).
+ */
+export interface PlanStep {
+  readonly id: number;
+  readonly graph: string;
+  readonly subgraph: string;
+  readonly path: readonly string[];
+  readonly entityType?: string;
+  lookupType?: string;
+  resolvesType?: boolean;
+  readonly selection: SelectionTree;
+  readonly representation: FieldSetTree;
+  readonly keyFields: Set<string>;
+  responseKeys?: ReadonlyMap<string, string>;
+  readonly dependsOn: Set<PlanStep>;
 }
