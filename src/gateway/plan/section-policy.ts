@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { getNamedType, isCompositeType, Kind, print, visit, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import type { CacheHint, CacheHints, CacheScope } from '../../cache/cache-hints.js';
-import type { Fetch, FetchStep, SelectionTree } from './build-plan.js';
+import type { Fetch, FetchStep, SelectionTree } from './plan-types.js';
 
 /** A part's longest life, fresh and stale together: a day, as long as routers remember purges. */
 export const LONGEST_LIFE_MS = 86_400_000;

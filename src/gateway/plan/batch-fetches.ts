@@ -1,0 +1,54 @@
+// Ordering and batching: plan steps in an order that follows their dependencies, grouped into one request per subgraph and moment (6).
+import type { VariableDefinitionNode } from 'graphql';
+import { emitFetch } from './emit-documents.js';
+import type { Fetch, FetchStep, PlanStep } from './plan-types.js';
+import { PlanUnsupported } from './supergraph-model.js';
+
+/** Orders steps so each follows its dependencies; a cycle cannot be executed in any order. */
+function topologicalOrder(steps: readonly PlanStep[]): PlanStep[] {
+  const ordered: PlanStep[] = [];
+  const state = new Map<PlanStep, 'visiting' | 'done'>();
+  const visit = (step: PlanStep): void => {
+    const seen = state.get(step);
+    if (seen === 'done') return;
+    if (seen === 'visiting') throw new PlanUnsupported('steps depend on each other in a cycle');
+    state.set(step, 'visiting');
+    for (const dependency of step.dependsOn) visit(dependency);
+    state.set(step, 'done');
+    ordered.push(step);
+  };
+  for (const step of steps) visit(step);
+  return ordered;
+}
+
+/**
+ * 6. Entity steps of one subgraph that wait for the same steps are ready at the same moment: they
+ *    go in one request, one aliased `_entities` field each (as stitching's batching does per tick).
+ */
+export function batchFetches(planned: readonly PlanStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>, mutationRoots: ReadonlySet<PlanStep>): Fetch[] {
+  // Steps come dependencies first, so the fetches a step waits for are known when it is placed.
+  // Groups in the order they are made, so a group's index is its fetch's id.
+  const steps = topologicalOrder(planned);
+  const groups: { steps: PlanStep[]; dependsOn: number[] }[] = [];
+  const byKey = new Map<string, number>();
+  const groupOf = new Map<PlanStep, number>();
+  for (const step of steps) {
+    const dependsOn = [...new Set([...step.dependsOn].map((d) => groupOf.get(d)!))].sort((a, b) => a - b);
+    const key = step.entityType === undefined ? `root\u0000${step.id}` : `${step.graph}\u0000${dependsOn.join(',')}`;
+    let index = byKey.get(key);
+    if (index === undefined) {
+      index = groups.push({ steps: [], dependsOn }) - 1;
+      byKey.set(key, index);
+    }
+    groups[index]!.steps.push(step);
+    groupOf.set(step, index);
+  }
+  // A group waits only for groups made before it, so the steps its steps depend on are built when it is emitted.
+  const fetches: Fetch[] = [];
+  const built = new Map<PlanStep, FetchStep>();
+  for (const group of groups) {
+    const operation = mutationRoots.has(group.steps[0]) ? 'mutation' : 'query';
+    fetches.push(emitFetch(fetches.length, group.steps, operation, group.dependsOn.map((id) => fetches[id]), definitions, built));
+  }
+  return fetches;
+}

@@ -1,0 +1,127 @@
+// Where an entity look-up can go: which subgraph serves a field at a position, and by which key the current subgraph can reach it (3, 8).
+import {
+  getNamedType,
+  isCompositeType,
+  isInterfaceType,
+  isObjectType,
+  type GraphQLCompositeType,
+  type GraphQLInterfaceType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+} from 'graphql';
+import { PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+import { TYPENAME } from './selection-tree.js';
+
+/** What choosing a subgraph reads: the supergraph, the API schema and the progressive-override labels switched on. */
+export interface PlanContext {
+  readonly model: SupergraphModel;
+  readonly schema: GraphQLSchema;
+  readonly labels: ReadonlySet<string>;
+}
+
+/** Where an entity look-up goes: the subgraph, the key, and the interface it is looked up as (8). */
+export interface Target {
+  graph: string;
+  key: string;
+  lookupType?: string;
+}
+
+/** How deep a key may be reached through other subgraphs' keys (3 is more hops than real graphs use). */
+const MAX_KEY_HOPS = 3;
+
+/** A subgraph with the real interface that resolves it by a key the interface object's subgraph can return. */
+export function typeResolver(ctx: PlanContext, iface: GraphQLInterfaceType, graph: string, provided: FieldSetTree | undefined): { graph: string; key: string } {
+  for (const candidate of ctx.model.graphsOf(iface.name)) {
+    if (candidate === graph || ctx.model.isInterfaceObject(iface.name, candidate)) continue;
+    for (const key of ctx.model.keysIn(iface.name, candidate)) if (canReturn(ctx, iface, ctx.model.fieldSet(key), graph, provided)) return { graph: candidate, key };
+  }
+  throw new PlanUnsupported(`no subgraph tells the concrete type of ${iface.name} objects from ${graph}`);
+}
+
+/** The alias of a field whose type in `graph` differs from the supergraph's (5); undefined when it has none. */
+export function subgraphKey(model: SupergraphModel, type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, key: string): string | undefined {
+  const local = model.subgraphSchema(graph).getType(type.name);
+  const localField = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[fieldName] : undefined;
+  if (!localField) return undefined;
+  const localType = String(localField.type);
+  if (localType === String(type.getFields()[fieldName].type)) return undefined;
+  return `${key}__${localType.replace(/!/g, '_nn').replace(/\[/g, '_l').replace(/\]/g, '')}`;
+}
+
+/**
+ * A subgraph that resolves the field, by a key the current subgraph can return (preferring a
+ * step already made there); else one whose key the current subgraph can obtain through other
+ * subgraphs' keys (3).
+ */
+export function chooseTarget(
+  ctx: PlanContext,
+  type: GraphQLObjectType | GraphQLInterfaceType,
+  fieldName: string,
+  graph: string,
+  provided: FieldSetTree | undefined,
+  /** Whether `graph` already has an entity step at this position: such a subgraph is preferred. */
+  hasEntityStep: (graph: string) => boolean,
+): Target {
+  // A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
+  const candidates = ctx.model.resolversOf(type.name, fieldName, ctx.labels).filter((g) => g !== graph || ctx.model.requiresOf(type.name, fieldName, g) !== undefined);
+  candidates.sort((a, b) => Number(hasEntityStep(b)) - Number(hasEntityStep(a)));
+  for (const candidate of candidates) {
+    for (const key of ctx.model.keysIn(type.name, candidate)) {
+      if (canReturn(ctx, type, ctx.model.fieldSet(key), graph, provided)) return { graph: candidate, key };
+    }
+  }
+  for (const candidate of candidates) {
+    for (const key of ctx.model.keysIn(type.name, candidate)) {
+      if (canObtain(ctx, type, ctx.model.fieldSet(key), graph, provided, MAX_KEY_HOPS)) return { graph: candidate, key };
+    }
+  }
+  // 8. A field an `@interfaceObject` adds to an interface: looked up as the interface there.
+  if (isObjectType(type)) {
+    for (const iface of type.getInterfaces()) {
+      if (!iface.getFields()[fieldName]) continue;
+      for (const candidate of ctx.model.graphsOf(iface.name)) {
+        if (candidate === graph || !ctx.model.isInterfaceObject(iface.name, candidate) || !ctx.model.canResolve(iface.name, fieldName, candidate, ctx.labels)) continue;
+        for (const key of ctx.model.keysIn(iface.name, candidate)) {
+          if (canReturn(ctx, type, ctx.model.fieldSet(key), graph, provided)) return { graph: candidate, key, lookupType: iface.name };
+        }
+      }
+    }
+  }
+  throw new PlanUnsupported(`no entity path from ${graph} to ${type.name}.${fieldName}`);
+}
+
+/** Whether `graph` can return every field of the set on objects of `type` by itself. */
+export function canReturn(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined): boolean {
+  for (const [name, sub] of fields) {
+    if (name === TYPENAME) continue;
+    if (!(provided?.has(name) || (ctx.model.canResolve(type.name, name, graph, ctx.labels) && !ctx.model.requiresOf(type.name, name, graph)))) return false;
+    if (sub.size === 0) continue;
+    const fieldType = compositeTypeOf(type, name);
+    if (!fieldType || !isObjectType(fieldType)) return false;
+    if (!canReturn(ctx, fieldType, sub, graph, provided?.get(name))) return false;
+  }
+  return true;
+}
+
+/** Whether the fields can be had at this position from `graph`, or through at most `hops` look-ups by other subgraphs' keys. */
+export function canObtain(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined, hops: number): boolean {
+  for (const [name, sub] of fields) {
+    const one: FieldSetTree = new Map([[name, sub]]);
+    if (canReturn(ctx, type, one, graph, provided)) continue;
+    if (hops === 0) return false;
+    const found = ctx.model
+      .resolversOf(type.name, name, ctx.labels)
+      .filter((g) => g !== graph && canReturn(ctx, type, one, g, undefined))
+      .some((g) => ctx.model.keysIn(type.name, g).some((key) => canObtain(ctx, type, ctx.model.fieldSet(key), graph, provided, hops - 1)));
+    if (!found) return false;
+  }
+  return true;
+}
+
+/** The field's named type when it is composite (object, interface, union); undefined for a leaf. */
+export function compositeTypeOf(type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string): GraphQLCompositeType | undefined {
+  const field = type.getFields()[fieldName];
+  if (!field) throw new PlanUnsupported(`${type.name}.${fieldName} is not in the supergraph`);
+  const named = getNamedType(field.type);
+  return isCompositeType(named) ? named : undefined;
+}
