@@ -1,6 +1,8 @@
 // Lint rules: typescript-eslint's recommended set plus the import boundaries of STYLE.md.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bench/peers/**', '.switchyard/**', 'coverage/**', 'scratch/**'] },
@@ -19,20 +21,43 @@ export default tseslint.config(
     files: ['subgraphs/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**'], message: 'subgraphs must not import the router' }] }] },
   },
-  // Import direction (STYLE.md): errors → config → {registry, cache, resilience, telemetry} → plugins → gateway → router.ts → cli.
+  // Import direction (STYLE.md, docs/architecture.md), checked for every folder of src/:
+  // errors → config → registry → {cache, telemetry} → {security, resilience} → gateway → plugins → router.ts → cli;
+  // dashboard and graphiql read telemetry names only. The gateway (composition, plans, executors, the served
+  // graph) is the engine the plugins drive, so it sits below them (decision 011).
   ...[
-    ['src/errors/**/*.ts', ['config', 'registry', 'cache', 'resilience', 'telemetry', 'plugins', 'gateway', 'cli', 'router']],
-    ['src/config/**/*.ts', ['registry', 'cache', 'resilience', 'telemetry', 'plugins', 'gateway', 'cli', 'router']],
-    ['src/{registry,cache,resilience,telemetry}/**/*.ts', ['plugins', 'gateway', 'cli', 'router']],
+    ['src/errors/**/*.ts', ['config', 'registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/config/**/*.ts', ['registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/registry/**/*.ts', ['cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/{cache,telemetry}/**/*.ts', ['security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/{security,resilience}/**/*.ts', ['dashboard', 'graphiql', 'gateway', 'plugins', 'cli', 'router']],
+    ['src/{dashboard,graphiql}/**/*.ts', ['registry', 'cache', 'security', 'resilience', 'gateway', 'plugins', 'cli', 'router']],
+    ['src/gateway/**/*.ts', ['dashboard', 'graphiql', 'plugins', 'cli', 'router']],
     ['src/plugins/**/*.ts', ['cli', 'router']],
-    ['src/gateway/**/*.ts', ['cli', 'router']],
   ].map(([files, forbidden]) => ({
     files: [files],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: forbidden.map((layer) => ({ group: [`**/${layer}/**`, `**/${layer}.js`], message: `imports flow errors → config → registry/cache/resilience/telemetry → plugins → gateway → router → cli; this file may not import ${layer}` })) }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...forbidden.map((layer) => ({ group: [`**/${layer}/**`, `**/${layer}.js`], message: `imports flow errors → config → registry → cache/telemetry → security/resilience → gateway → plugins → router → cli (docs/architecture.md); this file may not import ${layer}` })),
+            // Plugins meet through the request state or a module one layer down, never through each other.
+            ...(files.startsWith('src/plugins/') ? [{ group: ['./use-*', '../use-*'], message: 'a plugin does not import another plugin: share through the request state or a module one layer down' }] : []),
+          ],
+        },
+      ],
     },
   })),
+  {
+    // No import cycles anywhere in the product (they hide a layer in the wrong place).
+    files: ['src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    plugins: { 'import-x': importX },
+    settings: { 'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })] },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
+  },
   {
     // Only the CLI, the benchmark and tests print to stdout.
     files: ['src/cli/**/*.ts', 'bench/**/*.{ts,js}', 'test/**/*.ts', 'scripts/**/*.ts', 'subgraphs/*/main.ts'],
