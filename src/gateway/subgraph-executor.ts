@@ -8,6 +8,7 @@ import { withCircuitBreaker } from '../resilience/circuit-breaker.js';
 import { withDeduplication } from '../resilience/deduplicate.js';
 import { withHedging } from '../resilience/hedge.js';
 import { failureResult } from '../resilience/operation-shape.js';
+import { withAttemptTelemetry } from '../resilience/attempt-telemetry.js';
 import { withRetry } from '../resilience/retry.js';
 import { isUpstreamFailure, UpstreamFailure, type CallHandler, type CallWrapper, type SubgraphCall } from '../resilience/subgraph-call.js';
 import type { ResolvedRoute, SubgraphHealth } from '../resilience/subgraph-health.js';
@@ -17,7 +18,6 @@ import type { RouteMetadata } from '../registry/route.js';
 import { principalOf, requestStateOf } from '../request/request-state.js';
 import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
-import { withAttemptTelemetry } from '../telemetry/subgraph-attempts.js';
 import { enrichSubgraphResult } from './subgraph-errors.js';
 import { bodyOf, createHttpTransport, requestBody } from './subgraph-transport.js';
 

@@ -6,7 +6,7 @@ import type { CachedSection, SectionStore } from '../../cache/section-store.js';
 import { entityTag, subgraphTag, typeTag, withinSubgraph } from '../../cache/tags.js';
 import type { Tracer } from '@opentelemetry/api';
 import { requestStateOf, type CacheNotes, type RequestState } from '../../request/request-state.js';
-import { recordCacheSpan } from '../../telemetry/subgraph-attempts.js';
+import { recordCacheSpan } from '../../telemetry/cache-spans.js';
 import type { Fetch, FetchStep, QueryPlan } from './build-plan.js';
 import { sectionPolicy, type SectionPolicy } from './section-policy.js';
 
