@@ -22,12 +22,12 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**'], message: 'subgraphs must not import the router' }] }] },
   },
   // Import direction (STYLE.md, docs/architecture.md), checked for every folder of src/:
-  // errors → config → registry → {cache, telemetry} → {security, resilience} → gateway → plugins → router.ts → cli;
+  // errors → config → request → registry → {cache, telemetry} → {security, resilience} → gateway → plugins → router.ts → cli;
   // dashboard and graphiql read telemetry names only. The gateway (composition, plans, executors, the served
   // graph) is the engine the plugins drive, so it sits below them (decision 011).
   ...[
-    ['src/errors/**/*.ts', ['config', 'registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
-    ['src/config/**/*.ts', ['registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/errors/**/*.ts', ['config', 'request', 'registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/config/**/*.ts', ['request', 'registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
     ['src/registry/**/*.ts', ['cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
     ['src/{cache,telemetry}/**/*.ts', ['security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
     ['src/{security,resilience}/**/*.ts', ['dashboard', 'graphiql', 'gateway', 'plugins', 'cli', 'router']],
@@ -42,7 +42,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            ...forbidden.map((layer) => ({ group: [`**/${layer}/**`, `**/${layer}.js`], message: `imports flow errors → config → registry → cache/telemetry → security/resilience → gateway → plugins → router → cli (docs/architecture.md); this file may not import ${layer}` })),
+            ...forbidden.map((layer) => ({ group: [`**/${layer}/**`, `**/${layer}.js`], message: `imports flow errors → config → request → registry → cache/telemetry → security/resilience → gateway → plugins → router → cli (docs/architecture.md); this file may not import ${layer}` })),
             // Plugins meet through the request state or a module one layer down, never through each other.
             ...(files.startsWith('src/plugins/') ? [{ group: ['./use-*', '../use-*'], message: 'a plugin does not import another plugin: share through the request state or a module one layer down' }] : []),
           ],
@@ -50,6 +50,17 @@ export default tseslint.config(
       ],
     },
   })),
+  {
+    // The request state (decision 011) sits just above config: it may name the types of the values it carries (erased at build), never import code from above.
+    files: ['src/request/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: [...['registry', 'cache', 'resilience', 'telemetry', 'security', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli'].map((layer) => `**/${layer}/**`), '**/router.js'], allowTypeImports: true, message: 'src/request/ sits just above config: it may import types from the layers above, not code' }] },
+      ],
+    },
+  },
   {
     // No import cycles anywhere in the product (they hide a layer in the wrong place).
     files: ['src/**/*.ts'],

@@ -13,7 +13,7 @@ import { lazyGraphiQLAssets } from './graphiql/graphiql-assets.js';
 import { renderGraphiQLPage } from './graphiql/graphiql-page.js';
 import { openingTab, type OpeningDocument } from './graphiql/opening-tab.js';
 import { useTelemetry } from './plugins/use-telemetry.js';
-import { useServedGraph } from './plugins/use-served-graph.js';
+import { useRequestState } from './plugins/use-request-state.js';
 import { useDeadline } from './plugins/use-deadline.js';
 import { useQueryPlans } from './plugins/use-query-plans.js';
 import { useCompleteness } from './plugins/use-completeness.js';
@@ -35,6 +35,7 @@ import type { TrustedDocumentBook } from './registry/trusted-documents.js';
 import type { Authenticator } from './security/authentication/authenticate.js';
 import type { Authorizer } from './security/authorization.js';
 import type { KeyRing } from './security/signing-keys.js';
+import { requestStateOf } from './request/request-state.js';
 
 export interface RouterDeps {
   config: Config;
@@ -88,10 +89,12 @@ export function createRouter(deps: RouterDeps): Router {
     ...(config.dashboard ? [useDashboard({ topOperations: deps.topOperations })] : []), // Beside /metrics, which it reads: it too answers with no graph composed.
     // GraphiQL's files, like the ops page, need no graph; Yoga itself answers the page before any plugin.
     ...(graphiqlAssets ? [useGraphiQLAssets({ assets: graphiqlAssets, graphqlEndpoint: '/graphql' })] : []),
+    // Every GraphQL request's state (or 503 while no graph is served), on the graph served when it starts; before
+    // telemetry, whose execute hook reads the operation from it. It refuses nothing the plugins above would.
+    useRequestState(graph),
     // Request id, trace and access line: before every plugin that may refuse a request, so refusals are logged and traced too.
     ...useTelemetry({ logger, tracing: deps.tracing }),
     useJwks(deps.keyRing),
-    useServedGraph(graph),
     useReadinessCheck({
       endpoint: '/readyz',
       async check() {
@@ -123,20 +126,20 @@ export function createRouter(deps: RouterDeps): Router {
   // Completeness comes before every plugin that may refuse a request, so refusals are labelled too.
   if (config.resilience) plugins.push(useCompleteness({ metrics, extension: config.completenessExtension }));
   // Who may see what: cheaper than costing, and a refused request costs nothing more.
-  plugins.push(useAuthorization({ graph, authorizer: deps.authorizer, metrics }));
+  plugins.push(useAuthorization({ authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost
   // budget, then the queue, which admits only requests that passed the cheaper checks before it.
-  plugins.push(useCostLimit({ graph, policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics, buckets: deps.rateLimitBuckets }), deps.queues.plugin);
+  plugins.push(useCostLimit({ policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics, buckets: deps.rateLimitBuckets }), deps.queues.plugin);
   // The deadline starts once the request is admitted.
   if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
   // Just before execution: only operations admitted by every check above are recorded as executed.
   if (deps.operations) plugins.push(useOperationRegistry({ recorder: deps.operations }));
   // Last: it reads the authorization decision, and replaces only the execute function the others wrap.
-  if (config.queryPlans) plugins.push(useQueryPlans({ graph, metrics, logger }));
+  if (config.queryPlans) plugins.push(useQueryPlans({ metrics, logger }));
   return createYoga({
-    // Read once per request (after useServedGraph made sure there is one): the request keeps this schema.
-    schema: function currentSchema() {
-      return graph.current!.schema;
+    // The graph useRequestState pinned at the request's start: the request keeps this schema.
+    schema: function currentSchema(context) {
+      return requestStateOf(context)!.graph.schema;
     },
     graphqlEndpoint: '/graphql',
     // GraphQL over HTTP's persisted documents: `documentId` is a body member yoga would otherwise refuse.

@@ -20,7 +20,6 @@ import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-bu
 import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
 import { Redis } from 'ioredis';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
-import { principalOf } from '../plugins/use-authentication.js';
 import { forbiddenField } from '../plugins/use-authorization.js';
 import { createAuditWriter, type AuditWriter } from '../registry/audit-writer.js';
 import { defaultSpillDir } from '../registry/audit-writer-options.js';
@@ -87,10 +86,10 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   // One keep-alive pool for all subgraph calls; it outlives graph swaps, so a swap opens no new connections.
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 256 });
   // Set once the key ring is open (below); executors are only built after that.
-  let tokens: { source: SubgraphTokenSource; principalOf: typeof principalOf } | undefined;
+  let tokens: SubgraphTokenSource | undefined;
   const watchedTokens = (source: CachedTokenSource) => {
     metrics.watchCache('subgraph_token', () => source.stats());
-    return { source, principalOf };
+    return source;
   };
   const executorFor = (endpoint: SubgraphEndpoint, metadata: RouteMetadata) => {
     const route = resolveRoute(metadata, { timeoutMs: config.subgraphTimeoutMs });
@@ -129,7 +128,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let authenticator: Authenticator | undefined;
   let sectionCache: RouterSectionCacheHandle | undefined;
   const startCache = async (database?: Database) =>
-    config.sectionCache && config.queryPlans ? await startSectionCache({ config, metrics, logger, principalOf, perUserTokens: config.subgraphTokens, database, tracer: tracing?.tracer }) : undefined;
+    config.sectionCache && config.queryPlans ? await startSectionCache({ config, metrics, logger, perUserTokens: config.subgraphTokens, database, tracer: tracing?.tracer }) : undefined;
   try {
     if (config.supergraphFile) {
       // A supergraph composed elsewhere needs no registry: keys live in memory, policies (but the built-in cost limit) and permissions stay empty.

@@ -9,7 +9,7 @@ import type { RouterSectionCache } from '../gateway/graph-sources.js';
 import type { ReturnedEntity } from '../gateway/plan/section-cache.js';
 import type { Database } from '../registry/database.js';
 import { listCacheRules, listPurgesSince, recordPurges, type PurgeRecord } from '../registry/cache-store.js';
-import type { Principal } from '../security/authentication/principal.js';
+import { principalOf } from '../request/request-state.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 
@@ -27,7 +27,6 @@ export interface SectionCacheSetup {
   config: Config;
   metrics: RouterMetrics;
   logger: Logger;
-  principalOf: (context: unknown) => Principal | undefined;
   /** Whether subgraph calls carry a token made for the user (then parts without a scope are private). */
   perUserTokens: boolean;
   /** Tracing on: spans for parts the cache answered. */
@@ -37,7 +36,7 @@ export interface SectionCacheSetup {
 }
 
 /**
- * One store per process (survives graph swaps; keys carry the graph's hash). Purges reach it three
+ * Who the viewer is comes from the request state (its principal). One store per process (survives graph swaps; keys carry the graph's hash). Purges reach it three
  * ways: a mutation's own (applied at once, before its answer), the registry feed (every router within
  * its poll), and the sequence check on read (a copy fetched before a purge is never served).
  */
@@ -68,7 +67,7 @@ export async function startSectionCache(setup: SectionCacheSetup): Promise<Route
     defaultStaleMs: config.cacheStaleSeconds * 1000,
     tracer: setup.tracer,
     viewerOf(context) {
-      const principal = setup.principalOf(context);
+      const principal = principalOf(context);
       if (!principal) return { id: undefined, perUserToken: false };
       const id = principal.clientId && principal.clientId !== principal.subject ? `${principal.subject}@${principal.clientId}` : principal.subject;
       return { id, perUserToken: setup.perUserTokens };

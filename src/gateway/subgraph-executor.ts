@@ -8,17 +8,16 @@ import { withCircuitBreaker } from '../resilience/circuit-breaker.js';
 import { withDeduplication } from '../resilience/deduplicate.js';
 import { withHedging } from '../resilience/hedge.js';
 import { failureResult } from '../resilience/operation-shape.js';
-import { requestScopeOf, skippedSubgraph } from '../resilience/request-scope.js';
+import { withAttemptTelemetry } from '../resilience/attempt-telemetry.js';
 import { withRetry } from '../resilience/retry.js';
 import { isUpstreamFailure, UpstreamFailure, type CallHandler, type CallWrapper, type SubgraphCall } from '../resilience/subgraph-call.js';
 import type { ResolvedRoute, SubgraphHealth } from '../resilience/subgraph-health.js';
 import { withTimeout } from '../resilience/timeout.js';
 import { applyHeaderRules, withSubgraphToken } from '../resilience/subgraph-token.js';
 import type { RouteMetadata } from '../registry/route.js';
-import type { Principal } from '../security/authentication/principal.js';
+import { principalOf, requestStateOf } from '../request/request-state.js';
 import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
-import { withAttemptTelemetry } from '../telemetry/subgraph-attempts.js';
 import { enrichSubgraphResult } from './subgraph-errors.js';
 import { bodyOf, createHttpTransport, requestBody } from './subgraph-transport.js';
 
@@ -30,12 +29,12 @@ export interface SubgraphExecutorOptions {
   /** Shared keep-alive connection pool (undici Agent), owned by the router. */
   dispatcher: Dispatcher;
   metrics?: RouterMetrics;
-  /** Deadline of calls made outside a request scope (tests, tools), in ms. Default 2000. */
+  /** Deadline of calls whose request set none (resilience off, tests, tools), in ms. Default 2000. */
   defaultDeadlineMs?: number;
   /** false: no fallback, retry, hedge or breaker, only the timeout (the layer switched off). Default true. */
   resilience?: boolean;
-  /** Per-subgraph tokens: every call carries a token made for this subgraph (off when absent). */
-  tokens?: { source: SubgraphTokenSource; principalOf: (context: unknown) => Principal | undefined };
+  /** Per-subgraph tokens: every call carries a token made for this subgraph and the request's principal (off when absent). */
+  tokens?: SubgraphTokenSource;
   /** Header rules of the route (rename, drop, add). */
   headerRules?: RouteMetadata['headers'];
   /** Tracing on: a client span per attempt, `traceparent` sent to the subgraph. */
@@ -61,8 +60,8 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
   if (options.tokens) {
     wrappers.push(
       withSubgraphToken({
-        source: options.tokens.source,
-        principalOf: options.tokens.principalOf,
+        source: options.tokens,
+        principalOf,
         headerRules: options.headerRules,
         onToken: (result) => metrics?.subgraphTokens.inc({ subgraph: name, result }),
       }),
@@ -115,16 +114,17 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
   const handler: CallHandler = wrappers.reduceRight<CallHandler>((next, wrap) => wrap(next), createHttpTransport({ name, url: options.url, dispatcher: options.dispatcher }));
 
   return async function executeOnSubgraph(request: ExecutionRequest): Promise<ExecutionResult> {
-    const skipped = skippedSubgraph(request.context, name);
+    const state = requestStateOf(request.context);
+    const skipped = state?.skipped?.get(name);
     if (skipped) return failureResult(request, (path) => clientError(skipped.code, skipped.message, { subgraph: name, path }));
-    const scope = requestScopeOf(request.context);
-    scope?.subgraphsCalled.add(name);
+    if (state) (state.subgraphsCalled ??= new Set()).add(name);
     const call: SubgraphCall = {
       subgraph: name,
       request,
       isQuery: request.operationType !== 'mutation',
-      signal: scope?.signal ?? request.signal ?? new AbortController().signal,
-      deadlineAt: scope?.deadlineAt ?? performance.now() + defaultDeadlineMs,
+      // The client's disconnect aborts every call of its request, whatever the resilience switch.
+      signal: state ? state.signal : (request.signal ?? new AbortController().signal),
+      deadlineAt: state?.deadlineAt ?? performance.now() + defaultDeadlineMs,
       attempt: 'first',
     };
     try {

@@ -1,12 +1,10 @@
 // One audit row per GraphQL request, recorded off the request path (the writer batches and never blocks).
 import { createHash, randomUUID } from 'node:crypto';
-import { getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { AuditWriter } from '../registry/audit-writer.js';
-import { requestScopeOf } from '../resilience/request-scope.js';
-import { requestTelemetryOf } from '../telemetry/request-telemetry.js';
-import { answerOutcome } from './use-telemetry.js';
-import { principalOf } from './use-authentication.js';
+import { requestStateOf, type RequestState } from '../request/request-state.js';
+import { answerOutcome, requestTelemetryOf } from '../telemetry/request-telemetry.js';
+import { refusalCodeOf } from './http-error-response.js';
 
 export interface AuditOptions {
   writer: AuditWriter;
@@ -21,7 +19,8 @@ interface Pending {
   traceId: string | null;
   operationName: string | null;
   operationHash: string | null;
-  context?: object;
+  /** The request's state, once it executes (caller, subgraphs called). */
+  state?: RequestState;
   subject: string | null;
   client: string | null;
 }
@@ -32,7 +31,7 @@ interface Pending {
  *    plugin (before this one) gave the request, so audit rows, log lines and traces share them.
  * 2. When the document is known: operation name, a SHA-256 of the document text, the caller.
  * 3. When the response goes out: status, duration, the subgraphs called, and the error codes and
- *    completeness the telemetry plugin read (`answerOutcome`, shared with the access line), then
+ *    completeness the telemetry plugin read (`answerOutcome` of request-telemetry.ts, shared with the access line), then
  *    `writer.record()`, which only pushes into a bounded buffer: no request waits for the database.
  * Requests refused before execution (401, 413, 400) are audited too.
  */
@@ -77,9 +76,9 @@ export function useAudit(options: AuditOptions): Plugin {
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
       const entry = request && pending.get(request);
       if (!entry) return;
-      entry.context = args.contextValue as object;
-      entry.operationName ??= getOperationAST(args.document, args.operationName)?.name?.value ?? null;
-      const principal = principalOf(args.contextValue);
+      const state = (entry.state = requestStateOf(args.contextValue));
+      entry.operationName ??= state?.operationName ?? null;
+      const principal = state?.principal;
       if (principal) {
         entry.subject = principal.subject;
         entry.client = principal.clientId ?? entry.client;
@@ -89,7 +88,7 @@ export function useAudit(options: AuditOptions): Plugin {
       const entry = pending.get(request);
       if (!entry) return;
       pending.delete(request);
-      const { errorCodes, complete } = answerOutcome(request, response);
+      const { errorCodes, complete } = answerOutcome(requestTelemetryOf(request), response.status, refusalCodeOf(response));
       writer.record({
         at: entry.at,
         requestId: entry.requestId,
@@ -98,7 +97,7 @@ export function useAudit(options: AuditOptions): Plugin {
         subject: entry.subject,
         operationName: entry.operationName,
         operationHash: entry.operationHash,
-        subgraphs: [...(requestScopeOf(entry.context)?.subgraphsCalled ?? [])],
+        subgraphs: [...(entry.state?.subgraphsCalled ?? [])],
         status: response.status,
         durationMs: performance.now() - entry.started,
         errorCodes,

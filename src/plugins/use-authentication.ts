@@ -1,9 +1,10 @@
 // Identifies every request once at the edge: a bearer JWT verified with jose, or an anonymous caller where allowed.
-import type { FetchAPI, Plugin, YogaInitialContext } from 'graphql-yoga';
+import type { FetchAPI, Plugin } from 'graphql-yoga';
 import type { AuthFailure } from '../security/authentication/auth-result.js';
 import type { Authenticator } from '../security/authentication/authenticate.js';
 import { extractBearer, wwwAuthenticate } from '../security/authentication/bearer-header.js';
 import type { Principal } from '../security/authentication/principal.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { errorResponse } from './http-error-response.js';
 
@@ -17,18 +18,14 @@ export interface AuthenticationOptions {
   now?: () => number;
 }
 
-/** The caller of a GraphQL context, set by this plugin (undefined: anonymous). */
-export function principalOf(context: unknown): Principal | undefined {
-  return (context as { principal?: Principal } | undefined)?.principal;
-}
-
 /**
  * Before the body is parsed:
  * 1. A malformed Authorization header, a bad token (expired, not yet valid, wrong issuer or audience,
  *    disallowed algorithm, unknown key, oversized), or no token in `required` mode: 401
  *    UNAUTHENTICATED with `WWW-Authenticate` (RFC 6750 §3). Nothing reaches a subgraph.
  * 2. Keys that cannot be fetched: 503 AUTH_UNAVAILABLE, never a pass and never a 500.
- * 3. Otherwise the principal joins the GraphQL context (`context.principal`).
+ * 3. Otherwise the principal joins the request state (`requestStateOf(context).principal`; use-request-state,
+ *    before this plugin, made it).
  * A verified token is remembered until its `exp` (bounded LRU), so repeated requests with the same
  * token skip the signature check; a token that fails is never remembered.
  */
@@ -37,7 +34,6 @@ const VERIFIED_MISS = { cache: 'verified_token', result: 'miss' } as const;
 
 export function useAuthentication(options: AuthenticationOptions): Plugin {
   const { authenticator, metrics } = options;
-  const principals = new WeakMap<Request, Principal>();
   const now = options.now ?? Date.now;
   const cacheSize = options.verifiedCacheSize ?? 10_000;
   // Keyed by the token itself: only a byte-identical token hits, and only until it expires. A signature
@@ -74,7 +70,7 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
   return {
     // Synchronous unless the token must be verified: yoga then stays on its synchronous path for a
     // client whose token was seen before, instead of chaining a promise through every later hook.
-    onRequestParse({ request, endResponse, fetchAPI }): void | Promise<void> {
+    onRequestParse({ request, serverContext, endResponse, fetchAPI }): void | Promise<void> {
       const bearer = extractBearer(request.headers.get('authorization'));
       if (!bearer.ok) return refuse(bearer, request, endResponse, fetchAPI);
       if (bearer.token === undefined) {
@@ -83,19 +79,16 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
         endResponse(errorResponse(fetchAPI, request, 401, 'UNAUTHENTICATED', 'Authentication required: send a bearer token.', { 'www-authenticate': wwwAuthenticate(undefined) ?? 'Bearer realm="switchyard"' }));
         return;
       }
+      const state = requestStateOf(serverContext);
       const known = remembered(bearer.token);
       if (known) {
-        principals.set(request, known);
+        if (state) state.principal = known;
         return;
       }
       return verify(bearer.token).then((result) => {
-        if (result.ok) principals.set(request, result.principal);
-        else refuse(result, request, endResponse, fetchAPI);
+        if (!result.ok) refuse(result, request, endResponse, fetchAPI);
+        else if (state) state.principal = result.principal;
       });
-    },
-    onContextBuilding({ context, extendContext }) {
-      const principal = principals.get((context as YogaInitialContext).request);
-      if (principal) extendContext({ principal } as never);
     },
   };
 }

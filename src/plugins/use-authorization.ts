@@ -1,20 +1,19 @@
 // Who may see what: rules from the permissions table and @authenticated / @requiresScopes, decided once per document and caller.
 import type { Plugin } from 'graphql-yoga';
 import { clientError } from '../errors/client-error.js';
-import type { GraphHolder, ServedGraph } from '../gateway/served-graph.js';
-import { DECISION, principalsOf, readRequirements, type Authorizer, type Requirement } from '../security/authorization.js';
+import type { ServedGraph } from '../gateway/served-graph.js';
+import { requestStateOf } from '../request/request-state.js';
+import { principalsOf, readRequirements, type Authorizer, type Requirement } from '../security/authorization.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
-import { principalOf } from './use-authentication.js';
 import { parse } from 'graphql';
 
 export interface AuthorizationOptions {
-  graph: GraphHolder;
   authorizer: Authorizer;
   metrics?: RouterMetrics;
 }
 
 /**
- * 1. Requirements from the supergraph SDL are read once per served graph.
+ * 1. Requirements from the supergraph SDL are read once per served graph (the one the request started on).
  * 2. The decision (memoised per schema, document, rule version and principal set) either refuses the
  *    request whole, when the operation or every root field is denied: 403, or 401 for an anonymous
  *    caller; or names the denied coordinates, whose guarded resolvers then yield null with FORBIDDEN
@@ -23,15 +22,16 @@ export interface AuthorizationOptions {
  *    the guards delegate with it, so no subgraph is asked for a field the caller may not read.
  */
 export function useAuthorization(options: AuthorizationOptions): Plugin {
-  const { graph, authorizer, metrics } = options;
+  const { authorizer, metrics } = options;
   const requirementsByGraph = new WeakMap<ServedGraph, Map<string, Requirement>>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const served = graph.current;
-      if (!served) return;
+      const state = requestStateOf(args.contextValue);
+      if (!state) return;
+      const served = state.graph;
       let requirements = requirementsByGraph.get(served);
       if (!requirements) requirementsByGraph.set(served, (requirements = readRequirements(parse(served.supergraphSdl, { noLocation: true }))));
-      const principal = principalOf(args.contextValue);
+      const principal = state.principal;
       const decision = authorizer.decide(args.schema, requirements, args.document, args.operationName, principalsOf(principal));
       if (decision.refused) {
         metrics?.forbidden.inc({ scope: 'request' });
@@ -47,7 +47,7 @@ export function useAuthorization(options: AuthorizationOptions): Plugin {
       }
       if (decision.denied.size > 0) {
         metrics?.forbidden.inc({ scope: 'field' });
-        (args.contextValue as unknown as Record<symbol, unknown>)[DECISION] = decision;
+        state.decision = decision;
       }
     },
   };

@@ -1,7 +1,7 @@
 // Says at the top of every response whether it is complete, which sections are missing, and sets status and caching.
-import { getOperationAST, type ExecutionResult, type GraphQLError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import { requestScopeOf, type CacheNotes } from '../resilience/request-scope.js';
+import { requestStateOf, type CacheNotes } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { respondsWithGraphQLResponseJson } from './completeness/media-type.js';
 import { repathErrors } from './completeness/repath-errors.js';
@@ -53,7 +53,7 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
           // A request error (no `data`: nothing was executed) is neither complete nor partial (use-request-validation sets its status).
           if (isAsyncIterable(result) || !('data' in result)) return;
           const context = args.contextValue as Partial<YogaInitialContext>;
-          const scope = requestScopeOf(args.contextValue);
+          const state = requestStateOf(args.contextValue);
           const errors = result.errors?.length ? repathErrors(result.errors as readonly GraphQLError[], result.data) : undefined;
           const missing: MissingSection[] = [];
           for (const error of errors ?? []) {
@@ -65,10 +65,10 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
               code: typeof extensions.code === 'string' ? extensions.code : 'INTERNAL_SERVER_ERROR',
             });
           }
-          for (const stale of scope?.stale ?? []) missing.push({ subgraph: stale.subgraph, code: 'STALE', ageMs: stale.ageMs });
+          for (const stale of state?.stale ?? []) missing.push({ subgraph: stale.subgraph, code: 'STALE', ageMs: stale.ageMs });
           const complete = missing.length === 0 && !errors?.length;
           const headers: Record<string, string> = { 'switchyard-completed': String(complete) };
-          headers['cache-control'] = complete ? cacheControlOf(scope?.cache) : 'no-store';
+          headers['cache-control'] = complete ? cacheControlOf(state?.cache) : 'no-store';
           let status: number | undefined;
           // A subgraph that answered with its own GraphQL error keeps 200: it answered.
           const lost = result.data === null ? errors?.filter(isUnanswered) : undefined;
@@ -76,7 +76,7 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
             status = lost.some((e) => TIMEOUT_CODES.has(String(e.extensions?.code))) ? 504 : 502;
           }
           if (!complete && metrics) {
-            const name = args.operationName ?? getOperationAST(args.document, args.operationName)?.name?.value;
+            const name = args.operationName ?? state?.operationName;
             metrics.partialResponses.inc({ operation: (options.operationLabel ?? metrics.operationLabel)(name) });
             for (const section of missing) metrics.missingSections.inc({ subgraph: section.subgraph ?? '(router)', code: section.code });
           }

@@ -1,17 +1,16 @@
 // Query cost: estimated once per document before any subgraph call, refused over the policy limit, measured after.
-import { getOperationAST, type DocumentNode } from 'graphql';
+import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { clientError } from '../errors/client-error.js';
-import type { GraphHolder, ServedGraph } from '../gateway/served-graph.js';
+import type { ServedGraph } from '../gateway/served-graph.js';
 import type { PolicyBook } from '../registry/policy-store.js';
-import { skipSubgraph } from '../resilience/request-scope.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { actualCost } from './cost/actual-cost.js';
 import { readCostMetadata, type CostMetadata } from './cost/cost-metadata.js';
 import { estimateCost, type CostEstimate } from './cost/estimate-cost.js';
 
 export interface CostLimitOptions {
-  graph: GraphHolder;
   policies: PolicyBook;
   metrics?: RouterMetrics;
 }
@@ -30,27 +29,22 @@ interface DocumentMemo {
   variants: Map<string, CostEstimate>;
 }
 
-const estimates = new WeakMap<object, CostEstimate>();
-
-/** The estimate of the request whose GraphQL context this is, for the rate limiter after this plugin. */
-export function costEstimateOf(context: unknown): CostEstimate | undefined {
-  return typeof context === 'object' && context !== null ? estimates.get(context) : undefined;
-}
-
 /**
- * 1. Cost metadata (`@cost`, `@listSize`, owning subgraphs) is read once per served graph.
+ * 1. Cost metadata (`@cost`, `@listSize`, owning subgraphs) is read once per served graph (the one
+ *    the request started on).
  * 2. The estimate is memoised per document object and per value of the variables it depends on
  *    (slicing arguments come from them; see DocumentMemo); a new graph starts a new memo, since the
  *    document cache is per schema too.
  * 3. Over the operation's `cost_limit`: 400 COST_LIMIT_EXCEEDED with `extensions.cost = { estimated, limit }`,
  *    before any subgraph call.
+ * The estimate joins the request state (`cost`), where the rate limiter after this plugin reads it.
  * 4. A subgraph whose share of the estimate exceeds its route's `costBudget` is skipped: its sections
  *    come back null with SUBGRAPH_COST_EXCEEDED, the rest of the page is served.
  * 5. After execution, the actual cost (from real list sizes) is measured; both go to
  *    `switchyard_operation_cost{kind}` so ops can tune limits from data.
  */
 export function useCostLimit(options: CostLimitOptions): Plugin {
-  const { graph, policies, metrics } = options;
+  const { policies, metrics } = options;
   const metadataByGraph = new WeakMap<ServedGraph, CostMetadata>();
   const memoByGraph = new WeakMap<ServedGraph, WeakMap<DocumentNode, DocumentMemo>>();
 
@@ -86,14 +80,14 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
 
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const served = graph.current;
-      if (!served) return;
-      const operation = getOperationAST(args.document, args.operationName);
+      const state = requestStateOf(args.contextValue);
+      const operation = state?.operation;
       if (!operation || operation.operation === 'subscription') return;
-      const name = operation.name?.value;
+      const served = state.graph;
+      const name = state.operationName;
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
       const cost = estimate(served, args.document, args.operationName ?? undefined, variables);
-      estimates.set(args.contextValue as object, cost);
+      state.cost = cost;
       const limit = policies.resolve(name).costLimit;
       if (limit !== undefined && cost.total > limit) {
         metrics?.costRejected.inc({ operation: metrics.operationLabel(name) });
@@ -110,7 +104,7 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
       for (const [subgraph, share] of Object.entries(cost.bySubgraph)) {
         const budget = served.routes.get(subgraph)?.costBudget;
         if (budget !== undefined && share > budget) {
-          skipSubgraph(args.contextValue as object, subgraph, {
+          state.skip(subgraph, {
             code: 'SUBGRAPH_COST_EXCEEDED',
             message: `Skipped: the estimated cost of the "${subgraph}" sections (${share}) exceeds that subgraph's budget (${budget}).`,
           });

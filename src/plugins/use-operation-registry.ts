@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { getOperationAST, print, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { OperationRecorder } from '../registry/operation-log.js';
-import { principalOf } from './use-authentication.js';
+import { requestStateOf } from '../request/request-state.js';
 
 export interface OperationRegistryOptions {
   recorder: OperationRecorder;
@@ -53,7 +53,7 @@ export function useOperationRegistry(options: OperationRegistryOptions): Plugin 
       if (!operation) return;
       const { text, hash } = normalise(args.document);
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
-      const tokenClient = principalOf(args.contextValue)?.clientId;
+      const tokenClient = requestStateOf(args.contextValue)?.principal?.clientId;
       recorder.record({
         hash,
         normalised: text,

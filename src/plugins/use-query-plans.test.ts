@@ -4,6 +4,7 @@ import { GraphHolder } from '../gateway/served-graph.js';
 import type { QueryPlanner } from '../gateway/plan/query-planner.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { useQueryPlans } from './use-query-plans.js';
+import { useRequestState } from './use-request-state.js';
 
 /** A router in miniature whose "stitching" answers `stitched`, with a planner that plans everything and runs it with `execute`. */
 function miniRouter(execute: QueryPlanner['execute']) {
@@ -12,7 +13,7 @@ function miniRouter(execute: QueryPlanner['execute']) {
   const graph = new GraphHolder();
   graph.swap({ schema, supergraphSdl: '', subgraphs: [], routes: new Map(), source: 'test', planner });
   const metrics = createMetrics({ processMetrics: false });
-  const yoga = createYoga({ schema: () => graph.current!.schema, plugins: [useQueryPlans({ graph, metrics })], logging: false });
+  const yoga = createYoga({ schema: () => graph.current!.schema, plugins: [useRequestState(graph), useQueryPlans({ metrics })], logging: false });
   const query = async () => (await yoga.fetch('http://router.test/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ hello }"}' })).json();
   const count = async (path: string) => (await metrics.executions.get()).values.find((v) => v.labels.path === path)?.value ?? 0;
   return { query, count };

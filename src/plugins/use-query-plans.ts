@@ -1,12 +1,10 @@
 // Runs the operations that have a plan by their plan; what plans do not model goes on to stitching, chosen once per document.
 import type { Plugin } from 'graphql-yoga';
-import type { GraphHolder } from '../gateway/served-graph.js';
-import { DECISION, type Decision } from '../security/authorization.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 
 export interface QueryPlansOptions {
-  graph: GraphHolder;
   metrics?: RouterMetrics;
   logger?: Logger;
 }
@@ -20,14 +18,13 @@ export interface QueryPlansOptions {
  * (`executions_total{path="plan_error"}`) and logged; re-running it could run a mutation twice.
  */
 export function useQueryPlans(options: QueryPlansOptions): Plugin {
-  const { graph, metrics, logger } = options;
+  const { metrics, logger } = options;
   return {
     onExecute({ args, setExecuteFn }) {
-      const served = graph.current;
-      const planner = served?.planner;
-      // A request that started on an older graph keeps it, and its stitched schema.
-      const decision = (args.contextValue as unknown as Record<symbol, Decision | undefined>)[DECISION];
-      const plan = planner && served.schema === args.schema ? planner.planFor(args.document, args.operationName, decision?.denied) : undefined;
+      // The graph the request started on (its schema is args.schema), whatever swap happened since.
+      const state = requestStateOf(args.contextValue);
+      const planner = state?.graph.planner;
+      const plan = planner && state.graph.schema === args.schema ? planner.planFor(args.document, args.operationName, state.decision?.denied) : undefined;
       if (!plan) {
         metrics?.executions.inc({ path: 'stitching' });
         return;

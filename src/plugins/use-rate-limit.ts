@@ -1,10 +1,9 @@
 // A cost-based rate limit per client: a bucket of cost points refilled per second, from the operation's policy; in this process, or in Redis shared by every router.
-import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { clientError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
+import { requestStateOf, type RequestState } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
-import { costEstimateOf } from './use-cost-limit.js';
 import { memoryBuckets, type BucketDraw, type TokenBuckets } from './rate-limit/token-buckets.js';
 
 export interface RateLimitOptions {
@@ -15,8 +14,8 @@ export interface RateLimitOptions {
 }
 
 /** Who pays: the token's client id, else its subject, else the client's address. */
-export function clientKeyOf(context: Record<string, any>): string {
-  const principal = context.principal as { clientId?: string; subject?: string } | undefined;
+export function clientKeyOf(context: Record<string, any>, state: RequestState | undefined = requestStateOf(context)): string {
+  const principal = state?.principal;
   if (principal?.clientId) return `client:${principal.clientId}`;
   if (principal?.subject && principal.subject !== 'anonymous') return `sub:${principal.subject}`;
   const address = context.req?.socket?.remoteAddress as string | undefined;
@@ -37,13 +36,15 @@ export function useRateLimit(options: RateLimitOptions): Plugin {
   const buckets = options.buckets ?? memoryBuckets();
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const name = getOperationAST(args.document, args.operationName)?.name?.value;
+      const state = requestStateOf(args.contextValue);
+      const name = state?.operationName;
       const limits = policies.resolve(name);
       const rate = limits.costRatePerSecond;
       if (!rate) return;
       const burst = limits.costBurst ?? rate * 10;
-      const cost = costEstimateOf(args.contextValue)?.total ?? 1;
-      const key = `${clientKeyOf(args.contextValue as Record<string, any>)}|${policies.hasOwn(name) ? name : DEFAULT_POLICY}`;
+      // The estimate use-cost-limit (before this plugin) left in the request state.
+      const cost = state?.cost?.total ?? 1;
+      const key = `${clientKeyOf(args.contextValue as Record<string, any>, state)}|${policies.hasOwn(name) ? name : DEFAULT_POLICY}`;
       const refuseWhenEmpty = (draw: BucketDraw) => {
         if (draw.admitted) return;
         const retryAfterMs = Math.ceil(((-draw.tokens + 1) / rate) * 1000);

@@ -4,10 +4,10 @@ import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
 import { getOperationAST, type ExecutionResult } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
-import { requestScopeOf } from '../resilience/request-scope.js';
+import { requestStateOf, type RequestState } from '../request/request-state.js';
 import { refusalCodeOf } from './http-error-response.js';
 import type { Logger } from '../telemetry/logger.js';
-import { attachRequestTelemetry, linkRequestTelemetry, requestTelemetryOf, type RequestTelemetry } from '../telemetry/request-telemetry.js';
+import { answerOutcome, attachRequestTelemetry, linkRequestTelemetry, requestTelemetryOf, type RequestTelemetry } from '../telemetry/request-telemetry.js';
 import { extractTraceContext, SPAN_ATTRIBUTE, type Tracing } from '../telemetry/tracing.js';
 
 export interface TelemetryOptions {
@@ -33,19 +33,8 @@ function validTraceparent(value: string): string | null {
 /** What the access line needs beyond the shared telemetry. */
 interface AccessRecord {
   telemetry: RequestTelemetry;
-  contextValue?: object;
-}
-
-/**
- * What the answer to a request said, for the access line and the audit row alike: the error codes of
- * its GraphQL result, or the code of the refusal that replaced it; and whether it was whole (a status
- * below 400 and a complete result).
- */
-export function answerOutcome(request: Request, response: Response): { errorCodes: string[]; complete: boolean } {
-  const telemetry = requestTelemetryOf(request);
-  const refusal = refusalCodeOf(response);
-  const errorCodes = telemetry?.errorCodes?.length ? telemetry.errorCodes : refusal ? [refusal] : [];
-  return { errorCodes, complete: response.status < 400 && (telemetry?.complete ?? false) };
+  /** The request's state, once it executes (its subgraphs called). */
+  state?: RequestState;
 }
 
 /**
@@ -123,9 +112,10 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       const record = request && records.get(request);
       if (!record) return;
       const { telemetry } = record;
-      record.contextValue = args.contextValue as object;
+      const state = (record.state = requestStateOf(args.contextValue));
       linkRequestTelemetry(args.contextValue as object, telemetry);
-      const operation = getOperationAST(args.document, args.operationName);
+      // Read once by use-request-state (before this plugin); computed here only outside the router.
+      const operation = state ? state.operation : getOperationAST(args.document, args.operationName);
       telemetry.operationName ??= operation?.name?.value ?? null;
       if (telemetry.span && telemetry.traceContext) {
         if (telemetry.operationName) telemetry.span.setAttribute(SPAN_ATTRIBUTE.operationName, telemetry.operationName);
@@ -149,7 +139,7 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       const { telemetry } = record;
       response.headers.set('x-request-id', telemetry.requestId);
       const status = response.status;
-      const { errorCodes, complete } = answerOutcome(request, response);
+      const { errorCodes, complete } = answerOutcome(telemetry, status, refusalCodeOf(response));
       const span = telemetry.span;
       if (span) {
         span.setAttribute(SPAN_ATTRIBUTE.httpStatus, status);
@@ -166,7 +156,7 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
             operation: telemetry.operationName,
             status,
             durationMs: Math.round((performance.now() - telemetry.started) * 10) / 10,
-            subgraphs: [...(requestScopeOf(record.contextValue)?.subgraphsCalled ?? [])],
+            subgraphs: [...(record.state?.subgraphsCalled ?? [])],
             complete,
             errorCodes: errorCodes.length ? [...new Set(errorCodes)] : undefined,
           },

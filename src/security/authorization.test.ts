@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../gateway/compose.js';
 import { buildGatewaySchema } from '../gateway/gateway-schema.js';
 import { PermissionBook } from '../registry/permission-store.js';
-import { Authorizer, DECISION, installGuards, type Decision } from './authorization.js';
+import { attachRequestState, RequestState } from '../request/request-state.js';
+import { Authorizer, installGuards, type Decision } from './authorization.js';
 
 const LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])';
 const SDL = {
@@ -71,8 +72,17 @@ function authorizerDenying(...coordinates: string[]) {
 }
 const BOB = new Set(['authenticated', 'sub:bob']);
 
+/** A GraphQL context whose request state carries the decision, as use-authorization leaves it. */
+function contextWith(decision: Decision): object {
+  const state = new RequestState(undefined as never);
+  state.decision = decision;
+  const context = {};
+  attachRequestState(context, state);
+  return context;
+}
+
 async function run(schema: GraphQLSchema, document: DocumentNode, decision: Decision, variableValues?: Record<string, unknown>, rootValue?: unknown) {
-  const result = await execute({ schema, document, variableValues, rootValue, contextValue: { [DECISION]: decision } });
+  const result = await execute({ schema, document, variableValues, rootValue, contextValue: contextWith(decision) });
   return JSON.parse(JSON.stringify(result));
 }
 

@@ -1,6 +1,7 @@
 // Authorization decisions: table rules (principal → coordinate) and @authenticated / @requiresScopes, once per document and principal set.
 import { Kind, TypeInfo, defaultFieldResolver, getNamedType, isAbstractType, isObjectType, visit, visitWithTypeInfo, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, getOperationAST } from 'graphql';
 import type { PermissionBook } from '../registry/permission-store.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { Principal } from './authentication/principal.js';
 import { delegationInfo, pruneDenied, type PrunedOperation } from './prune-denied.js';
 
@@ -205,15 +206,10 @@ export class Authorizer {
 }
 
 /**
- * Where a request's decision lives on the GraphQL context, set only when it denies something (a
- * property read per guarded field: cheaper than a WeakMap).
- */
-export const DECISION = Symbol.for('switchyard.authorization-decision');
-
-/**
  * Wraps every field resolver of the schema with a guard. Done once per built schema.
  *
- * 1. A request whose decision denies nothing costs one property read per field.
+ * 1. A request whose decision denies nothing costs two property reads per field: its state, then its
+ *    `decision` (set by use-authorization only when it denies something).
  * 2. When the decision denies the field's coordinate, the resolver throws `makeError(coordinate)`
  *    instead of running; graphql-js puts null at the path (at every index of a list) and bubbles it
  *    to the nearest nullable parent.
@@ -229,7 +225,7 @@ export function installGuards(schema: GraphQLSchema, makeError: (coordinate: str
       const coordinate = `${type.name}.${field.name}`;
       const resolve = field.resolve ?? defaultFieldResolver;
       field.resolve = function guardedResolve(source, args, context, info) {
-        const decision = (context as Record<symbol, Decision | undefined> | undefined)?.[DECISION];
+        const decision = requestStateOf(context)?.decision;
         if (decision === undefined) return resolve(source, args, context, info);
         if (decision.denied.has(coordinate)) throw makeError(coordinate);
         return resolve(source, args, context, decision.pruned ? delegationInfo(info, decision.pruned) : info);

@@ -41,3 +41,13 @@ export function requestTelemetryOf(request: Request): RequestTelemetry | undefin
 export function requestTelemetryOfContext(contextValue: unknown): RequestTelemetry | undefined {
   return typeof contextValue === 'object' && contextValue !== null ? byContext.get(contextValue) : undefined;
 }
+
+/**
+ * What the answer to a request said, for the access line and the audit row alike: the error codes of
+ * its GraphQL result, or the code of the refusal that replaced it; and whether it was whole (a status
+ * below 400 and a complete result).
+ */
+export function answerOutcome(telemetry: RequestTelemetry | undefined, status: number, refusalCode: string | undefined): { errorCodes: string[]; complete: boolean } {
+  const errorCodes = telemetry?.errorCodes?.length ? telemetry.errorCodes : refusalCode ? [refusalCode] : [];
+  return { errorCodes, complete: status < 400 && (telemetry?.complete ?? false) };
+}

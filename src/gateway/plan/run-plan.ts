@@ -3,7 +3,7 @@ import { GraphQLError, Kind, OperationTypeNode, valueFromASTUntyped, type Execut
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import type { FieldSetTree } from './supergraph-model.js';
 import { clientError } from '../../errors/client-error.js';
-import { includedByConditions } from '../../plugins/cost/cost-rules.js';
+import { includedByConditions } from '../../request/included-by-conditions.js';
 import type { Fetch, FetchStep, PlannedField, QueryPlan, SelectionTree } from './build-plan.js';
 import type { RequestSections, SectionRead, UsablePart } from './section-cache.js';
 import { isUnanswered, type GraphQLFormattedErrorLike } from '../../errors/unanswered.js';

@@ -5,8 +5,8 @@ import type { PurgeIndex } from '../../cache/purge-index.js';
 import type { CachedSection, SectionStore } from '../../cache/section-store.js';
 import { entityTag, subgraphTag, typeTag, withinSubgraph } from '../../cache/tags.js';
 import type { Tracer } from '@opentelemetry/api';
-import { requestScopeOf, type CacheNotes, type RequestScope } from '../../resilience/request-scope.js';
-import { recordCacheSpan } from '../../telemetry/subgraph-attempts.js';
+import { requestStateOf, type CacheNotes, type RequestState } from '../../request/request-state.js';
+import { recordCacheSpan } from '../../telemetry/cache-spans.js';
 import type { Fetch, FetchStep, QueryPlan } from './build-plan.js';
 import { sectionPolicy, type SectionPolicy } from './section-policy.js';
 
@@ -186,7 +186,7 @@ export class RequestSections {
   readonly #cache: SectionCache;
   readonly #hints: CacheHints;
   readonly #viewer: CacheViewer;
-  readonly #scope: RequestScope | undefined;
+  readonly #state: RequestState | undefined;
   readonly #variables: Data | undefined;
   readonly #context: unknown;
   /** The purges known when the request began: a part fetched now is newer than every one of them. */
@@ -196,7 +196,7 @@ export class RequestSections {
     this.#cache = cache;
     this.#hints = hints;
     this.#viewer = cache.options.viewerOf(context);
-    this.#scope = requestScopeOf(context);
+    this.#state = requestStateOf(context);
     this.#variables = variables;
     this.#context = context;
     this.purgeSeq = cache.options.purges.latestSeq;
@@ -265,7 +265,7 @@ export class RequestSections {
   /** Stale copies stood in for failed parts (the answer is then partial, hence never cached). */
   noteStale(fetch: Fetch, step: FetchStep, count: number, oldestMs: number, failureCode: string): void {
     this.#cache.options.onResult?.(fetch.subgraph, typeOf(step), 'stale', count);
-    this.#scope?.stale.push({ subgraph: fetch.subgraph, ageMs: Math.round(oldestMs), failureCode });
+    if (this.#state) (this.#state.stale ??= []).push({ subgraph: fetch.subgraph, ageMs: Math.round(oldestMs), failureCode });
     const tracer = this.#cache.options.tracer;
     if (tracer) recordCacheSpan(tracer, fetch.subgraph, this.#context, { outcome: 'stale', hits: count, ageMs: oldestMs, failureCode });
   }
@@ -278,7 +278,8 @@ export class RequestSections {
   write(fetch: Fetch, step: FetchStep, part: UsablePart, entries: readonly (readonly [key: string, value: unknown, representation?: Data])[]): void {
     if (entries.length === 0) return;
     // Past the deadline the request is over; what arrives then was not asked for in time.
-    if (this.#scope && performance.now() > this.#scope.deadlineAt) return;
+    const deadlineAt = this.#state?.deadlineAt;
+    if (deadlineAt !== undefined && performance.now() > deadlineAt) return;
     const fetchedAt = this.#cache.now();
     const subgraph = subgraphTag(fetch.subgraph);
     const sections = entries.map(([key, value, representation]): readonly [string, CachedSection] => {
@@ -300,9 +301,9 @@ export class RequestSections {
   }
 
   private notes(): CacheNotes | undefined {
-    const scope = this.#scope;
-    if (!scope) return undefined;
-    return (scope.cache ??= { uncacheable: false, freshForMs: Infinity, private: false });
+    const state = this.#state;
+    if (!state) return undefined;
+    return (state.cache ??= { uncacheable: false, freshForMs: Infinity, private: false });
   }
 }
 

@@ -21,6 +21,7 @@ import {
   type SelectionSetNode,
   type ValueNode,
 } from 'graphql';
+import { includedByConditions } from '../../request/included-by-conditions.js';
 import type { CostMetadata, FieldCostInfo } from './cost-metadata.js';
 
 /** Default weights and sizes; each can be overridden per call. */
@@ -209,24 +210,6 @@ function conditionApplies(schema: GraphQLSchema, objectType: GraphQLObjectType, 
  */
 function shouldInclude(context: CostContext, directives: readonly DirectiveNode[] | undefined): boolean {
   return includedByConditions(directives, (value) => resolveValue(context, value));
-}
-
-/**
- * `@skip(if:)` and `@include(if:)` (GraphQL spec 3.13.2, 3.13.3): false when either leaves the
- * selection out. `valueOf` reads an `if` argument (a literal, or a variable with its default).
- * Shared by cost analysis and the query plans' decision to skip a look-up.
- */
-export function includedByConditions(directives: readonly DirectiveNode[] | undefined, valueOf: (value: ValueNode) => unknown): boolean {
-  if (!directives || directives.length === 0) return true;
-  for (const directive of directives) {
-    const name = directive.name.value;
-    if (name !== 'skip' && name !== 'include') continue;
-    const condition = directive.arguments?.find((argument) => argument.name.value === 'if')?.value;
-    const value = condition ? valueOf(condition) : undefined;
-    if (name === 'skip' && value === true) return false;
-    if (name === 'include' && value === false) return false;
-  }
-  return true;
 }
 
 /** A literal's value, or a variable's (the request's value, else its default), nested variables included. */

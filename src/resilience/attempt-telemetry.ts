@@ -2,11 +2,11 @@
 import { getCurrentOtelContext } from '@envelop/opentelemetry';
 import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { ExecutionRequest } from '@graphql-tools/utils';
-import { isUpstreamFailure, type CallWrapper, type UpstreamFailure } from '../resilience/subgraph-call.js';
-import type { LatencyTracker } from '../resilience/latency-tracker.js';
-import type { RouterMetrics, SubgraphOutcome } from './metrics.js';
-import { requestTelemetryOfContext } from './request-telemetry.js';
-import { injectTraceHeaders, SPAN_ATTRIBUTE } from './tracing.js';
+import type { RouterMetrics, SubgraphOutcome } from '../telemetry/metrics.js';
+import { requestTelemetryOfContext } from '../telemetry/request-telemetry.js';
+import { injectTraceHeaders, SPAN_ATTRIBUTE } from '../telemetry/tracing.js';
+import type { LatencyTracker } from './latency-tracker.js';
+import { isUpstreamFailure, type CallWrapper, type UpstreamFailure } from './subgraph-call.js';
 
 const FAILURE_OUTCOME: Record<UpstreamFailure['kind'], SubgraphOutcome> = {
   network: 'network_error',
@@ -94,38 +94,4 @@ export function withAttemptTelemetry(options: AttemptTelemetryOptions): CallWrap
 /** Parent of subgraph spans: the request's execute span (set by @envelop/opentelemetry on the GraphQL context). */
 function parentContextOf(request: ExecutionRequest) {
   return getCurrentOtelContext(request.context ?? {});
-}
-
-/** What the section cache did for one fetch step: fresh hits, or stale copies standing in for a failed call. */
-export interface CacheSpanFacts {
-  outcome: 'hit' | 'stale';
-  /** Entities (or root parts) answered from the cache. */
-  hits: number;
-  /** Those the call still had to fetch (fresh hits only). */
-  misses?: number;
-  /** The oldest copy's age, in ms. */
-  ageMs: number;
-  /** The failure stale copies stand in for. */
-  failureCode?: string;
-}
-
-/** Parts answered by the section cache: a zero-length span under the request, beside the calls that did go out. */
-export function recordCacheSpan(tracer: Tracer, subgraph: string, context: unknown, facts: CacheSpanFacts): void {
-  const span = tracer.startSpan(
-    facts.outcome === 'stale' ? `subgraph ${subgraph} stale copy` : `subgraph ${subgraph} cache`,
-    {
-      kind: SpanKind.INTERNAL,
-      attributes: {
-        [SPAN_ATTRIBUTE.subgraph]: subgraph,
-        [SPAN_ATTRIBUTE.cacheHit]: true,
-        [SPAN_ATTRIBUTE.cacheAgeMs]: Math.round(facts.ageMs),
-        [SPAN_ATTRIBUTE.cacheHits]: facts.hits,
-        ...(facts.misses !== undefined ? { [SPAN_ATTRIBUTE.cacheMisses]: facts.misses } : {}),
-        ...(facts.failureCode ? { [SPAN_ATTRIBUTE.errorCode]: facts.failureCode } : {}),
-        [SPAN_ATTRIBUTE.outcome]: facts.outcome,
-      },
-    },
-    getCurrentOtelContext((context as object | undefined) ?? {}),
-  );
-  span.end();
 }

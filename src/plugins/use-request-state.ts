@@ -1,0 +1,35 @@
+// Creates every GraphQL request's state on the graph served when it starts (503 SCHEMA_NOT_READY while there is none), and reads its operation once.
+import type { ServerResponse } from 'node:http';
+import { getOperationAST } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { GraphHolder } from '../gateway/served-graph.js';
+import { attachRequestState, RequestState, requestStateOf } from '../request/request-state.js';
+import { errorResponse } from './http-error-response.js';
+
+/**
+ * 1. Before the body is parsed: no composed graph, 503 SCHEMA_NOT_READY; otherwise the request's
+ *    state (request-state.ts) is created on the graph served now and joins the context. The schema
+ *    factory (router.ts) reads the graph from it, so the schema and every plugin agree on the graph
+ *    whatever swap happens while the request runs.
+ * 2. At execution start: the operation that runs and its name, read once for every plugin after it.
+ * Always installed, whatever features are on.
+ */
+export function useRequestState(graph: GraphHolder): Plugin {
+  return {
+    onRequestParse({ request, serverContext, endResponse, fetchAPI }) {
+      const served = graph.current;
+      if (!served) {
+        endResponse(errorResponse(fetchAPI, request, 503, 'SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', { 'retry-after': '1' }));
+        return;
+      }
+      const context = serverContext as { res?: ServerResponse };
+      attachRequestState(context, new RequestState(served, request, context.res));
+    },
+    onExecute({ args }) {
+      const state = requestStateOf(args.contextValue);
+      if (!state) return;
+      state.operation = getOperationAST(args.document, args.operationName) ?? undefined;
+      state.operationName = state.operation?.name?.value;
+    },
+  };
+}
