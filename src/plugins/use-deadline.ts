@@ -3,7 +3,7 @@ import { setMaxListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
-import { clientError } from '../errors/client-error.js';
+import { requestError } from '../errors/client-error.js';
 import type { PolicyBook } from '../registry/policy-store.js';
 import { attachRequestScope, createRequestScope } from '../resilience/request-scope.js';
 
@@ -32,7 +32,7 @@ export function useDeadline(options: DeadlineOptions): Plugin {
         const asked = /^\s*\d{1,9}\s*$/.test(header) ? Number(header) : NaN;
         if (!(asked > 0)) {
           setResultAndStopExecution({
-            errors: [clientError('BAD_REQUEST', 'Switchyard-Deadline-Ms must be a positive whole number of milliseconds', { httpStatus: 400 })],
+            errors: [requestError('BAD_REQUEST', 'Switchyard-Deadline-Ms must be a positive whole number of milliseconds')],
           });
           return;
         }

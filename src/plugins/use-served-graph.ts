@@ -7,7 +7,7 @@ export function useServedGraph(graph: GraphHolder): Plugin {
   return {
     onRequestParse({ request, endResponse, fetchAPI }) {
       if (graph.current) return;
-      endResponse(errorResponse(fetchAPI, request, 503, 'SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', { 'retry-after': '1' }));
+      endResponse(errorResponse(fetchAPI, request, 'SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', { 'retry-after': '1' }));
     },
   };
 }
