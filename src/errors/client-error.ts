@@ -73,15 +73,3 @@ export function clientError(code: ErrorCode, message: string, options: ClientErr
 export function requestError(code: ErrorCode, message: string, options: ClientErrorOptions = {}): GraphQLError {
   return clientError(code, message, { ...options, httpStatus: options.httpStatus ?? ERROR_CODES[code].status });
 }
-
-/** An Error carrying a catalogue code, for failures below the GraphQL layer (store, upstream, config). */
-export class SwitchyardError extends Error {
-  readonly code: ErrorCode;
-  readonly subgraph: string | undefined;
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; subgraph?: string } = {}) {
-    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
-    this.name = 'SwitchyardError';
-    this.code = code;
-    this.subgraph = options.subgraph;
-  }
-}

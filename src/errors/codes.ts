@@ -64,9 +64,3 @@ export const COMPOSITION_CODES = {
   COMPOSITION_FAILED: { description: 'The composer threw instead of reporting; the publish or removal is refused the same way.' },
   COMPOSITION_ERROR: { description: 'The composer reported an error without a code of its own.' },
 } as const satisfies Record<string, CompositionCodeInfo>;
-
-export type CompositionCode = keyof typeof COMPOSITION_CODES;
-
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
-}

@@ -1,10 +1,10 @@
 // Renders the error catalogue as the README's Markdown table (kept in sync by a test, never written by hand).
 import { COMPOSITION_CODES, ERROR_CODES } from './codes.js';
 
-export const TABLE_START = '<!-- error-codes:start (generated from src/errors/codes.ts by `npm run docs:errors`) -->';
-export const TABLE_END = '<!-- error-codes:end -->';
+const TABLE_START = '<!-- error-codes:start (generated from src/errors/codes.ts by `npm run docs:errors`) -->';
+const TABLE_END = '<!-- error-codes:end -->';
 
-export function renderErrorTable(): string {
+function renderErrorTable(): string {
   const rows = Object.entries(ERROR_CODES).map(([code, info]) => `| \`${code}\` | ${info.status} | ${info.retryable ? 'yes' : 'no'} | ${info.description} |`);
   const compositionRows = Object.entries(COMPOSITION_CODES).map(([code, info]) => `| \`${code}\` | ${info.description} |`);
   return [
