@@ -73,7 +73,7 @@ export const configSchema = z
     /**
      * Send every subgraph a token made for it (minted or exchanged). Default on. Off while a subgraph
      * fleet cannot verify the router's tokens yet: subgraphs then get only the headers their route's
-     * rules forward. The bench also turns it off to measure its cost.
+     * rules add (an API key, say). The bench also turns it off to measure its cost.
      */
     subgraphTokens: booleanLike.default(true),
     /**
