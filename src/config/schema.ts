@@ -70,9 +70,17 @@ export const configSchema = z
     tokenExchangeUrl: z.string().url().optional(),
     tokenExchangeClientId: z.string().min(1).optional(),
     tokenExchangeClientSecret: z.string().min(1).optional(),
-    /** Send every subgraph a token made for it (minted or exchanged). Default on; off only to measure its cost. */
+    /**
+     * Send every subgraph a token made for it (minted or exchanged). Default on. Off while a subgraph
+     * fleet cannot verify the router's tokens yet: subgraphs then get only the headers their route's
+     * rules add (an API key, say). The bench also turns it off to measure its cost.
+     */
     subgraphTokens: booleanLike.default(true),
-    /** Write an audit row per request (needs the database). Default on; off only to measure its cost. */
+    /**
+     * Write an audit row per request (needs the database). Default on. Off for a graph whose requests
+     * need no audit trail (public, anonymous data), or one whose trail another layer already keeps:
+     * the database is spared a write per request. The bench also turns it off to measure its cost.
+     */
     audit: booleanLike.default(true),
     /** Record every executed operation and its client in the operation registry (needs the database). Default on. */
     operationRegistry: booleanLike.default(true),
@@ -87,7 +95,7 @@ export const configSchema = z
      * `enforce` runs registered documents only. Default `off`, `allow` in production.
      */
     trustedDocuments: z.enum(['off', 'allow', 'enforce']).optional(),
-    /** Lifetime of a per-subgraph token minted by the router, in seconds (never beyond the user token). Default 60. */
+    /** Lifetime of a per-subgraph token minted by the router, in seconds (never beyond the user token). Default 300. */
     subgraphTokenTtlSeconds: z.coerce.number().int().min(5).max(3600).default(300),
     /** Coordinates without any permission rule: `open` (allowed) or `closed` (denied). Default `open`. */
     authorizationDefault: z.enum(['open', 'closed']).default('open'),
@@ -110,12 +118,16 @@ export const configSchema = z
       .default([]),
     /**
      * The aggregation resilience layer: request deadline, completeness, retries, hedging, breakers,
-     * fallbacks. Default on; off leaves each subgraph call with its timeout only (benchmarks compare both).
+     * fallbacks. Default on. Off when a service mesh in front of the subgraphs already retries and
+     * breaks circuits (two layers would multiply the retries): each subgraph call keeps its timeout
+     * only, and answers carry no completeness report. The bench compares both.
      */
     resilience: booleanLike.default(true),
     /**
      * Query plans (decision 007): queries and mutations run from a plan made once per document and
-     * authorization decision. Default on; off runs every operation by stitching.
+     * authorization decision. Default on. Off runs every operation by stitching: the way around a plan
+     * that answers a schema wrongly until the planner is fixed (it also turns the section cache off);
+     * the differential tests run both engines and compare them.
      */
     queryPlans: booleanLike.default(true),
     /**
@@ -127,7 +139,9 @@ export const configSchema = z
     /**
      * The section cache (docs/caching.md): parts of planned queries whose `@cacheControl` hints or
      * `switchyard cache set` rules give a max age are kept and shared. Default on (it caches nothing
-     * without hints); off fetches every part every time and serves no stale copies.
+     * without hints). Off fetches every part every time and serves no stale copies: for a router
+     * that must never answer from a copy whatever the hints say, or to rule the cache out while
+     * looking into an answer that seems old. Tests and the bench run without it unless they test it.
      */
     sectionCache: booleanLike.default(true),
     /** Bytes of cached parts one router process keeps in memory (least recently used go first). Default 64 MiB. */

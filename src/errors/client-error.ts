@@ -12,7 +12,10 @@ export interface ClientErrorOptions {
   path?: GraphQLErrorOptions['path'];
   nodes?: GraphQLErrorOptions['nodes'];
   originalError?: Error;
-  /** Overrides the catalogue's HTTP status for the response (e.g. yoga's http extension). */
+  /**
+   * The HTTP status of the response. `requestError` defaults it to the catalogue's status for the
+   * code; give it only when a call site has a reason to differ (and say why there).
+   */
   httpStatus?: number;
   httpHeaders?: Record<string, string>;
 }
@@ -38,8 +41,11 @@ export function errorExtensions(code: ErrorCode, detail: string, subgraph?: stri
 
 /**
  * Builds a GraphQLError for a client: `extensions.code` from the catalogue plus the RFC 9457
- * members `type`, `title`, `status`, `detail`. When `httpStatus` or `httpHeaders` is given, yoga
- * uses them for the response (it reads `extensions.http`, which it strips before sending).
+ * members `type`, `title`, `status`, `detail`. This is the form for an error inside a result (a
+ * field or a section that failed): the response keeps the status the rest of it decides, 200 for
+ * partial data (GraphQL over HTTP). When `httpStatus` or `httpHeaders` is given, yoga uses them for
+ * the response (it reads `extensions.http`, which it strips before sending); a refusal of the whole
+ * request uses `requestError`, which takes the status from the catalogue.
  */
 export function clientError(code: ErrorCode, message: string, options: ClientErrorOptions = {}): GraphQLError {
   const extensions: Record<string, unknown> = {
@@ -60,14 +66,10 @@ export function clientError(code: ErrorCode, message: string, options: ClientErr
   });
 }
 
-/** An Error carrying a catalogue code, for failures below the GraphQL layer (store, upstream, config). */
-export class SwitchyardError extends Error {
-  readonly code: ErrorCode;
-  readonly subgraph: string | undefined;
-  constructor(code: ErrorCode, message: string, options: { cause?: unknown; subgraph?: string } = {}) {
-    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
-    this.name = 'SwitchyardError';
-    this.code = code;
-    this.subgraph = options.subgraph;
-  }
+/**
+ * A client error that refuses the whole request: the response carries the catalogue's HTTP status
+ * for the code (429 for RATE_LIMITED, 413 for REQUEST_TOO_LARGE, ...) unless `httpStatus` says otherwise.
+ */
+export function requestError(code: ErrorCode, message: string, options: ClientErrorOptions = {}): GraphQLError {
+  return clientError(code, message, { ...options, httpStatus: options.httpStatus ?? ERROR_CODES[code].status });
 }

@@ -47,6 +47,20 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ERROR_CODES, value);
+/** A code the registry and the CLI report when a set of subgraphs does not compose: never in an HTTP response. */
+export interface CompositionCodeInfo {
+  /** Where it comes from, for the README table. */
+  readonly description: string;
 }
+
+/**
+ * Codes Switchyard itself gives a composition problem (`switchyard publish`, `remove` and
+ * `supergraph` print them as `[CODE] message` and exit with status 1). Every other code there is
+ * the composer's own rule (e.g. INVALID_FIELD_SHARING), passed through as it names it.
+ */
+export const COMPOSITION_CODES = {
+  NO_SUBGRAPHS: { description: 'No subgraph is registered, so there is nothing to compose.' },
+  PARSE_ERROR: { description: 'A subgraph’s SDL is not valid GraphQL syntax; the message starts with `[subgraph name]`.' },
+  COMPOSITION_FAILED: { description: 'The composer threw instead of reporting; the publish or removal is refused the same way.' },
+  COMPOSITION_ERROR: { description: 'The composer reported an error without a code of its own.' },
+} as const satisfies Record<string, CompositionCodeInfo>;

@@ -1,18 +1,18 @@
 // A GraphQL-shaped error response for requests refused before execution (no graph, bad credentials).
 import type { FetchAPI } from 'graphql-yoga';
 import { errorExtensions } from '../errors/client-error.js';
-import type { ErrorCode } from '../errors/codes.js';
+import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
 
 /**
- * `{ errors: [{ message, extensions }] }` with the catalogue's problem-details members, in the media
+ * `{ errors: [{ message, extensions }] }` with the catalogue's HTTP status and problem-details members, in the media
  * type the client accepts (GraphQL over HTTP: `application/graphql-response+json` when asked for,
  * else `application/json`).
  */
-export function errorResponse(fetchAPI: FetchAPI, request: Request, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
+export function errorResponse(fetchAPI: FetchAPI, request: Request, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
   const accept = request.headers.get('accept') ?? '';
   const contentType = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
   const response = new fetchAPI.Response(JSON.stringify({ errors: [{ message, extensions: errorExtensions(code, message) }] }), {
-    status,
+    status: ERROR_CODES[code].status,
     headers: { 'content-type': contentType, ...headers },
   });
   refusals.set(response, code);

@@ -62,10 +62,10 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
   function refuse(result: AuthFailure, request: Request, endResponse: (response: Response) => void, fetchAPI: FetchAPI): void {
     metrics?.authFailures.inc({ reason: result.code === 'AUTH_UNAVAILABLE' ? 'unavailable' : 'invalid' });
     if (result.code === 'AUTH_UNAVAILABLE') {
-      endResponse(errorResponse(fetchAPI, request, 503, 'AUTH_UNAVAILABLE', `Cannot check the token now: ${result.reason}.`, { 'retry-after': '5' }));
+      endResponse(errorResponse(fetchAPI, request, 'AUTH_UNAVAILABLE', `Cannot check the token now: ${result.reason}.`, { 'retry-after': '5' }));
       return;
     }
-    endResponse(errorResponse(fetchAPI, request, 401, 'UNAUTHENTICATED', `Invalid token: ${result.reason}.`, { 'www-authenticate': wwwAuthenticate(result) ?? 'Bearer realm="switchyard"' }));
+    endResponse(errorResponse(fetchAPI, request, 'UNAUTHENTICATED', `Invalid token: ${result.reason}.`, { 'www-authenticate': wwwAuthenticate(result) ?? 'Bearer realm="switchyard"' }));
   }
   return {
     // Synchronous unless the token must be verified: yoga then stays on its synchronous path for a
@@ -76,7 +76,7 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
       if (bearer.token === undefined) {
         if (options.mode === 'optional') return;
         metrics?.authFailures.inc({ reason: 'missing' });
-        endResponse(errorResponse(fetchAPI, request, 401, 'UNAUTHENTICATED', 'Authentication required: send a bearer token.', { 'www-authenticate': wwwAuthenticate(undefined) ?? 'Bearer realm="switchyard"' }));
+        endResponse(errorResponse(fetchAPI, request, 'UNAUTHENTICATED', 'Authentication required: send a bearer token.', { 'www-authenticate': wwwAuthenticate(undefined) ?? 'Bearer realm="switchyard"' }));
         return;
       }
       const state = requestStateOf(serverContext);

@@ -1,6 +1,6 @@
 // Who may see what: rules from the permissions table and @authenticated / @requiresScopes, decided once per document and caller.
 import type { Plugin } from 'graphql-yoga';
-import { clientError } from '../errors/client-error.js';
+import { clientError, requestError } from '../errors/client-error.js';
 import type { ServedGraph } from '../gateway/served-graph.js';
 import { requestStateOf } from '../request/request-state.js';
 import { principalsOf, readRequirements, type Authorizer, type Requirement } from '../security/authorization.js';
@@ -39,8 +39,8 @@ export function useAuthorization(options: AuthorizationOptions): Plugin {
         setResultAndStopExecution({
           errors: [
             anonymous
-              ? clientError('UNAUTHENTICATED', 'Authentication required for this operation.', { httpStatus: 401, httpHeaders: { 'www-authenticate': 'Bearer realm="switchyard"' } })
-              : clientError('FORBIDDEN', 'You may not run this operation.', { httpStatus: 403 }),
+              ? requestError('UNAUTHENTICATED', 'Authentication required for this operation.', { httpHeaders: { 'www-authenticate': 'Bearer realm="switchyard"' } })
+              : requestError('FORBIDDEN', 'You may not run this operation.'),
           ],
         });
         return;

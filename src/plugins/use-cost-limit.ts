@@ -1,7 +1,7 @@
 // Query cost: estimated once per document before any subgraph call, refused over the policy limit, measured after.
 import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { clientError } from '../errors/client-error.js';
+import { requestError } from '../errors/client-error.js';
 import type { ServedGraph } from '../gateway/served-graph.js';
 import type { PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf } from '../request/request-state.js';
@@ -93,8 +93,7 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
         metrics?.costRejected.inc({ operation: metrics.operationLabel(name) });
         setResultAndStopExecution({
           errors: [
-            clientError('COST_LIMIT_EXCEEDED', `The estimated cost of this operation (${cost.total}) exceeds its limit (${limit}). Ask for fewer items or fields.`, {
-              httpStatus: 400,
+            requestError('COST_LIMIT_EXCEEDED', `The estimated cost of this operation (${cost.total}) exceeds its limit (${limit}). Ask for fewer items or fields.`, {
               extensions: { cost: { estimated: cost.total, limit } },
             }),
           ],

@@ -1,6 +1,6 @@
 // One deadline per request: the operation's policy (or the default), lowered by the Switchyard-Deadline-Ms header.
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
-import { clientError } from '../errors/client-error.js';
+import { requestError } from '../errors/client-error.js';
 import type { PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf } from '../request/request-state.js';
 
@@ -31,7 +31,7 @@ export function useDeadline(options: DeadlineOptions): Plugin {
         const asked = /^\s*\d{1,9}\s*$/.test(header) ? Number(header) : NaN;
         if (!(asked > 0)) {
           setResultAndStopExecution({
-            errors: [clientError('BAD_REQUEST', 'Switchyard-Deadline-Ms must be a positive whole number of milliseconds', { httpStatus: 400 })],
+            errors: [requestError('BAD_REQUEST', 'Switchyard-Deadline-Ms must be a positive whole number of milliseconds')],
           });
           return;
         }

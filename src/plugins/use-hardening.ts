@@ -5,7 +5,7 @@ import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspect
 import { GraphQLError, type ValidationContext } from 'graphql';
 import type { FetchAPI, Plugin } from 'graphql-yoga';
 import { configSchema } from '../config/schema.js';
-import { clientError } from '../errors/client-error.js';
+import { requestError } from '../errors/client-error.js';
 import type { ErrorCode } from '../errors/codes.js';
 
 export interface HardeningOptions {
@@ -71,8 +71,7 @@ function definedOnly(options: HardeningOptions): HardeningOptions {
 // --- 1. Body size -------------------------------------------------------------------------------
 
 function tooLarge(maxBytes: number): GraphQLError {
-  return clientError('REQUEST_TOO_LARGE', `The request body exceeds the limit of ${maxBytes} bytes.`, {
-    httpStatus: 413,
+  return requestError('REQUEST_TOO_LARGE', `The request body exceeds the limit of ${maxBytes} bytes.`, {
     extensions: { limit: { name: 'maxBodyBytes', max: maxBytes } },
   });
 }
@@ -149,7 +148,7 @@ function useCsrf(): Plugin {
         // Synchronous in the plugin (it only reads headers), so a refusal is thrown right here.
         return csrf.onRequestParse?.(payload as never);
       } catch (error) {
-        if (error instanceof GraphQLError) throw clientError('BAD_REQUEST', message, { httpStatus: 400 });
+        if (error instanceof GraphQLError) throw requestError('BAD_REQUEST', message);
         throw error;
       }
     },
@@ -171,8 +170,7 @@ function limitError(code: ErrorCode, name: LimitName, max: number, armorMessage:
   // Armor's message ends in "…, found N." for the validation limits; the token count stops at the limit.
   const found = /found (\d+)/.exec(armorMessage)?.[1];
   const message = `${LIMIT_SUBJECTS[name]} exceeds the limit of ${max}${found ? ` (found ${found})` : ''}.`;
-  return clientError(code, message, {
-    httpStatus: 400,
+  return requestError(code, message, {
     extensions: { limit: { name, max, ...(found ? { found: Number(found) } : {}) } },
   });
 }

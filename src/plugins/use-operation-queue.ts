@@ -1,7 +1,7 @@
 // Per-operation capacity: beyond max_concurrency requests wait in FIFO order; a full queue answers with a waiting ticket.
 import { getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
-import { clientError } from '../errors/client-error.js';
+import { clientError, requestError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { OperationQueue, QueueRefused, type QueueLimits } from './queue/operation-queue.js';
@@ -75,14 +75,12 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
     metrics?.queueRejected.inc({ operation: key, reason });
     const retryAfter = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
     if (reason === 'full') {
-      return clientError('QUEUE_FULL', `Operation "${key}" is at capacity and its queue is full; retry after ${retryAfterMs} ms with the waiting ticket.`, {
-        httpStatus: 503,
+      return requestError('QUEUE_FULL', `Operation "${key}" is at capacity and its queue is full; retry after ${retryAfterMs} ms with the waiting ticket.`, {
         httpHeaders: { 'retry-after': retryAfter },
         extensions: { queue: { ticket, retryAfterMs } },
       });
     }
-    return clientError('QUEUE_TIMEOUT', `Waited too long in the queue of operation "${key}"; retry after ${retryAfterMs} ms.`, {
-      httpStatus: 503,
+    return requestError('QUEUE_TIMEOUT', `Waited too long in the queue of operation "${key}"; retry after ${retryAfterMs} ms.`, {
       httpHeaders: { 'retry-after': retryAfter },
       extensions: { queue: { retryAfterMs } },
     });
@@ -108,6 +106,7 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
         const retryAfterMs = Math.min(60_000, Math.max(100, Math.round((entry.averageMs * (entry.queue.waiting + 1)) / Math.max(1, limits.maxConcurrency))));
         if (error.reason === 'aborted') {
           metrics?.queueRejected.inc({ operation: key, reason: 'aborted' });
+          // No HTTP status of its own (not the catalogue's 499): the client is gone and reads nothing; the code is for logs and metrics.
           setResultAndStopExecution({ errors: [clientError('REQUEST_CANCELLED', 'The client closed the connection while waiting.')] });
           return;
         }

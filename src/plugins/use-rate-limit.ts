@@ -1,6 +1,6 @@
 // A cost-based rate limit per client: a bucket of cost points refilled per second, from the operation's policy; in this process, or in Redis shared by every router.
 import type { Plugin } from 'graphql-yoga';
-import { clientError } from '../errors/client-error.js';
+import { requestError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
@@ -51,8 +51,7 @@ export function useRateLimit(options: RateLimitOptions): Plugin {
         metrics?.rateLimited.inc({ operation: metrics.operationLabel(name) });
         setResultAndStopExecution({
           errors: [
-            clientError('RATE_LIMITED', `Rate limit reached: this client spent its cost budget; retry after ${retryAfterMs} ms.`, {
-              httpStatus: 429,
+            requestError('RATE_LIMITED', `Rate limit reached: this client spent its cost budget; retry after ${retryAfterMs} ms.`, {
               httpHeaders: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
               extensions: { rateLimit: { cost, ratePerSecond: rate, burst, retryAfterMs } },
             }),

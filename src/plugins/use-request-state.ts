@@ -19,7 +19,7 @@ export function useRequestState(graph: GraphHolder): Plugin {
     onRequestParse({ request, serverContext, endResponse, fetchAPI }) {
       const served = graph.current;
       if (!served) {
-        endResponse(errorResponse(fetchAPI, request, 503, 'SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', { 'retry-after': '1' }));
+        endResponse(errorResponse(fetchAPI, request, 'SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', { 'retry-after': '1' }));
         return;
       }
       const context = serverContext as { res?: ServerResponse };

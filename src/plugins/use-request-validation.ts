@@ -2,7 +2,7 @@
 import { getOperationAST, getVariableValues, GraphQLError, type ASTVisitor, type ExecutionResult, type ValidationContext } from 'graphql';
 import { isAsyncIterable, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { configSchema } from '../config/schema.js';
-import { clientError } from '../errors/client-error.js';
+import { requestError } from '../errors/client-error.js';
 import { ANSWER_MEDIA_TYPES, answerableIn } from './completeness/media-type.js';
 import { errorResponse } from './http-error-response.js';
 import { JsonDepthScanner, jsonDeeperThan } from './request-validation/json-depth.js';
@@ -45,14 +45,14 @@ export function useRequestValidation(options: RequestValidationOptions = {}): Pl
       if (!answerableIn(request.headers.get('accept'))) {
         // Yoga would execute first and then answer 406 with an empty body; this refuses before, with errors.
         setRequestParser(function refuseUnacceptable() {
-          return errorResponse(fetchAPI, request, 406, 'NOT_ACCEPTABLE', notAcceptableMessage);
+          return errorResponse(fetchAPI, request, 'NOT_ACCEPTABLE', notAcceptableMessage);
         });
         return;
       }
       if (!requestParser) {
         // Yoga answers 415 with an empty body.
         setRequestParser(function refuseMediaType() {
-          throw clientError('UNSUPPORTED_MEDIA_TYPE', `A GraphQL request body must be application/json (or application/graphql+json, application/x-www-form-urlencoded, multipart/form-data, application/graphql).`, { httpStatus: 415 });
+          throw requestError('UNSUPPORTED_MEDIA_TYPE', `A GraphQL request body must be application/json (or application/graphql+json, application/x-www-form-urlencoded, multipart/form-data, application/graphql).`);
         });
         return;
       }
@@ -76,7 +76,7 @@ export function useRequestValidation(options: RequestValidationOptions = {}): Pl
       // same Accept header, which find none and answer 406 with an empty body: answer it with errors.
       if (resultProcessor) return;
       setResultProcessor(function refuseUnacceptableResult(_result, fetchAPI) {
-        return errorResponse(fetchAPI, request, 406, 'NOT_ACCEPTABLE', notAcceptableMessage);
+        return errorResponse(fetchAPI, request, 'NOT_ACCEPTABLE', notAcceptableMessage);
       }, 'application/json');
     },
     onParams({ params }) {
@@ -93,7 +93,7 @@ export function useRequestValidation(options: RequestValidationOptions = {}): Pl
       if (definitions?.length) {
         const coerced = getVariableValues(args.schema, definitions, (args.variableValues ?? {}) as Record<string, unknown>, { maxErrors: 20 });
         if (coerced.errors) {
-          setResultAndStopExecution({ errors: coerced.errors.map((error) => clientError('BAD_REQUEST', error.message, { nodes: error.nodes, httpStatus: 400 })) });
+          setResultAndStopExecution({ errors: coerced.errors.map((error) => requestError('BAD_REQUEST', error.message, { nodes: error.nodes })) });
           return;
         }
       }
@@ -112,8 +112,7 @@ const notAcceptableMessage = `The Accept header names no media type this endpoin
 // --- 1. JSON depth ------------------------------------------------------------------------------
 
 function tooDeep(maxDepth: number): GraphQLError {
-  return clientError('BAD_REQUEST', `The request nests JSON objects and arrays deeper than the limit of ${maxDepth}.`, {
-    httpStatus: 400,
+  return requestError('BAD_REQUEST', `The request nests JSON objects and arrays deeper than the limit of ${maxDepth}.`, {
     extensions: { limit: { name: 'maxJsonDepth', max: maxDepth } },
   });
 }
@@ -142,7 +141,7 @@ function unreadableAsBadRequest(parse: RequestParser): RequestParser {
 }
 
 function badBody(message: string): GraphQLError {
-  return clientError('BAD_REQUEST', message, { httpStatus: 400 });
+  return requestError('BAD_REQUEST', message);
 }
 
 /**
@@ -210,7 +209,7 @@ function checkParams(params: GraphQLParams): void {
 
 function badParam(name: string, expected: string, value: unknown): GraphQLError {
   const type = jsonType(value);
-  return clientError('BAD_REQUEST', `The "${name}" parameter must be ${expected}, but it is ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}.`, { httpStatus: 400 });
+  return requestError('BAD_REQUEST', `The "${name}" parameter must be ${expected}, but it is ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}.`);
 }
 
 // --- 3. Operation types -------------------------------------------------------------------------
@@ -236,9 +235,10 @@ function asRequestError(result: ExecutionResult): ExecutionResult {
     const unexpected = error.originalError !== undefined && error.originalError !== null && !(error.originalError instanceof GraphQLError);
     if ((extensions.http as { status?: number } | undefined)?.status !== undefined || unexpected) return error;
     if (typeof extensions.code === 'string') {
+      // 400 for any code yoga or graphql-js set (not all are in our catalogue): GraphQL over HTTP answers request errors with 400.
       return new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, path: error.path, extensions: { ...extensions, http: { ...(extensions.http as object | undefined), status: 400 } } });
     }
-    return clientError('BAD_REQUEST', error.message, { nodes: error.nodes, httpStatus: 400 });
+    return requestError('BAD_REQUEST', error.message, { nodes: error.nodes });
   });
   return { ...result, errors };
 }

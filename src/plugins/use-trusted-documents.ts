@@ -1,7 +1,7 @@
 // Trusted documents: requests that send a document id instead of the query text, and, under `enforce`, only those.
 import type { Plugin } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
-import { clientError } from '../errors/client-error.js';
+import { requestError } from '../errors/client-error.js';
 import type { ErrorCode } from '../errors/codes.js';
 import type { TrustedDocumentBook } from '../registry/trusted-documents.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
@@ -35,7 +35,7 @@ export function useTrustedDocuments(options: TrustedDocumentsOptions): Plugin {
   // request has no operation yet), so refusals get a counter of their own, counted where they are made.
   const refuse = (code: ErrorCode, message: string) => {
     metrics?.trustedDocumentRefusals.inc({ code });
-    return clientError(code, message, { httpStatus: 400 });
+    return requestError(code, message);
   };
   return usePersistedOperations({
     allowArbitraryOperations: options.mode === 'allow',
