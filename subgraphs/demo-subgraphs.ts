@@ -3,18 +3,12 @@ import { createInventorySubgraph } from './inventory/index.js';
 import type { DemoSubgraph, SubgraphOptions } from './kit/index.js';
 import { createProductSubgraph } from './product/index.js';
 import { createReviewsSubgraph } from './reviews/index.js';
+import type { DemoSubgraphName } from './demo-names.js';
+
+export { DEMO_SUBGRAPH_NAMES, isDemoSubgraphName, type DemoSubgraphName } from './demo-names.js';
 
 export const demoSubgraphs = Object.freeze({
   product: createProductSubgraph,
   reviews: createReviewsSubgraph,
   inventory: createInventorySubgraph,
-} satisfies Record<string, (options?: SubgraphOptions) => DemoSubgraph>);
-
-export type DemoSubgraphName = keyof typeof demoSubgraphs;
-
-/** In start order: product first, as it owns the root queries. */
-export const DEMO_SUBGRAPH_NAMES: readonly DemoSubgraphName[] = Object.freeze(['product', 'reviews', 'inventory']);
-
-export function isDemoSubgraphName(name: string): name is DemoSubgraphName {
-  return Object.hasOwn(demoSubgraphs, name);
-}
+} satisfies Record<DemoSubgraphName, (options?: SubgraphOptions) => DemoSubgraph>);

@@ -7,7 +7,7 @@ import type { CachedSection } from './section-store.js';
  * UTF-16 unit when it holds other characters), and 64 stands for the Map slot, the entry object and its
  * numbers. Sections are mostly JSON text, so the text dominates and the bound holds within a small factor.
  */
-export const ENTRY_OVERHEAD_BYTES = 64;
+const ENTRY_OVERHEAD_BYTES = 64;
 
 export function entryBytes(key: string, section: CachedSection): number {
   let bytes = ENTRY_OVERHEAD_BYTES + key.length + section.json.length;

@@ -64,7 +64,7 @@ export interface RedisBreakerOptions {
  * 3. Then one read goes through as a probe (others still skip while it is out): success closes the
  *    breaker, failure opens it for another `openMs`. Writes wait for it to close.
  */
-export class RedisBreaker {
+class RedisBreaker {
   readonly #threshold: number;
   readonly #openMs: number;
   #failures = 0;

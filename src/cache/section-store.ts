@@ -58,9 +58,9 @@ export interface SectionStoreOptions {
 }
 
 /** 64 MiB. */
-export const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
+const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 /** A cache read must cost a request little even when Redis is slow: past this, memory alone answers. */
-export const DEFAULT_REDIS_READ_TIMEOUT_MS = 50;
+const DEFAULT_REDIS_READ_TIMEOUT_MS = 50;
 /** Background writes of a client the store opened give up after this (so flush and close cannot hang on a stalled Redis). */
 const OWNED_CLIENT_COMMAND_TIMEOUT_MS = 1_000;
 const OWNED_CLIENT_CONNECT_TIMEOUT_MS = 2_000;

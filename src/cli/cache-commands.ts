@@ -12,7 +12,7 @@ import {
   type CacheScope,
   type PurgeInput,
 } from '../registry/cache-store.js';
-import { CliError, withDatabase } from './registry-commands.js';
+import { CliError, withDatabase } from './cli-kit.js';
 
 interface StoreFlags {
   databaseUrl?: string;

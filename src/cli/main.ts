@@ -8,43 +8,31 @@ import type { Config } from '../config/schema.js';
 import { PACKAGE_ROOT } from '../config/paths.js';
 import { migrate } from '../registry/migrate.js';
 import { CompositionRejectedError, InvalidSubgraphError } from '../registry/subgraph-store.js';
-import { InvalidPolicyError, listPolicies, removePolicy, setPolicy, type PolicyLimits } from '../registry/policy-store.js';
+import { InvalidPolicyError } from '../registry/policy-store.js';
 import { parseRoute, type RouteMetadata } from '../registry/route.js';
 import { grantPermission, InvalidPermissionError, listPermissions, revokePermission } from '../registry/permission-store.js';
 import { queryAudit } from '../registry/audit-store.js';
 import { KeyRing } from '../security/signing-keys.js';
 import { mintDevToken } from '../security/authentication/dev-token.js';
-import { demoSubgraphs, type DemoSubgraphName } from '../../subgraphs/index.js';
-import { startDemo } from './demo.js';
-import { startRouter } from './start-router.js';
-import { checkExitCode, checkJson, formatCheck, guardPublish, operationsListCommand, operationsPublishCommand, parseSince, runCheck } from './operation-commands.js';
+import { DEMO_SUBGRAPH_NAMES, isDemoSubgraphName } from '../../subgraphs/demo-names.js';
 import { InvalidManifestError } from '../registry/trusted-documents.js';
 import { InvalidCacheRuleError } from '../registry/cache-store.js';
 import { addCacheCommands } from './cache-commands.js';
-import {
-  CliError,
-  formatCompositionErrors,
-  listCommand,
-  publish,
-  removeCommand,
-  supergraphCommand,
-  withDatabase,
-} from './registry-commands.js';
+import { addPolicyCommands } from './policy-commands.js';
+import { CliError, formatCompositionErrors, integer, withDatabase } from './cli-kit.js';
+
+/*
+ * Commands load what they run when they run: the router, the demo subgraphs, composition and schema
+ * checks take about 1.5 s to load, which every `policy set` or `cache purge` would otherwise pay.
+ */
+const routerModule = () => import('./start-router.js');
+const demoModule = () => import('./demo.js');
+const subgraphsModule = () => import('../../subgraphs/index.js');
+const operationCommands = () => import('./operation-commands.js');
+const registryCommands = () => import('./registry-commands.js');
 
 const version = (JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
-function integer(name: string, min = 0) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`${name} must be an integer >= ${min}`);
-    return n;
-  };
-}
-
-/** A limit flag: a whole number, or `none` to clear it. */
-function limit(name: string, min: number) {
-  return (value: string): number | null => (value === 'none' ? null : integer(name, min)(value));
-}
 
 function routeArgument(value: string): RouteMetadata {
   let json: unknown;
@@ -56,20 +44,6 @@ function routeArgument(value: string): RouteMetadata {
   const parsed = parseRoute(json);
   if (!parsed.ok) throw new InvalidArgumentError(parsed.problems.join('; '));
   return parsed.route;
-}
-
-function formatLimits(limits: PolicyLimits): string {
-  const parts = (['costLimit', 'maxConcurrency', 'queueLength', 'maxWaitMs', 'deadlineMs', 'costRatePerSecond', 'costBurst'] as const)
-    .filter((key) => limits[key] !== undefined)
-    .map((key) => `${key}=${limits[key]}`);
-  return parts.length ? parts.join(' ') : '(no limits)';
-}
-
-/** What `policy list` says about where limits are counted (docs/operations.md, "Several routers"). */
-function perInstanceNote(config: Config): string {
-  return config.redisUrl
-    ? 'note: rate limits (costRatePerSecond, costBurst) are shared by every router through Redis (REDIS_URL); maxConcurrency and queues are per router instance'
-    : 'note: limits are per router instance: with N routers, maxConcurrency, queues and rate limits (costRatePerSecond, costBurst) admit N times as much; set REDIS_URL on every router to share rate limits';
 }
 
 const databaseOption = () => new Option('--database-url <url>', 'PostgreSQL URL (default: DATABASE_URL, else the embedded database)');
@@ -98,7 +72,7 @@ function untilSignal(close: () => Promise<void>): void {
   process.once('SIGTERM', () => stop('SIGTERM'));
 }
 
-export function buildProgram(): Command {
+function buildProgram(): Command {
   const program = new Command('switchyard').description('GraphQL federation router').version(version).showHelpAfterError();
   // Root options only before a command: `operations publish --version V` is the command's own flag, not ours.
   program.enablePositionalOptions();
@@ -112,6 +86,7 @@ export function buildProgram(): Command {
     .addOption(dataDirOption())
     .action(async (options: { port?: number; subgraphPortBase: number; databaseUrl?: string; dataDir?: string }) => {
       const config = loadConfig({ port: options.port, databaseUrl: options.databaseUrl, dataDir: options.dataDir });
+      const { startDemo } = await demoModule();
       const demo = await startDemo({ config, subgraphPortBase: options.subgraphPortBase });
       const lines = [
         '',
@@ -146,6 +121,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--supergraph <file>', 'serve this supergraph file (composed elsewhere), reloaded when it changes'))
     .action(async (options: { port?: number; host?: string; databaseUrl?: string; dataDir?: string; supergraph?: string }) => {
       const config = loadConfig({ port: options.port, host: options.host, databaseUrl: options.databaseUrl, dataDir: options.dataDir, supergraphFile: options.supergraph });
+      const { startRouter } = await routerModule();
       const router = await startRouter({ config });
       console.log(`Switchyard router on ${router.url}`);
       untilSignal(() => router.close());
@@ -156,12 +132,13 @@ export function buildProgram(): Command {
   subgraph
     .command('serve')
     .description('run one demo subgraph')
-    .argument('<name>', `one of ${Object.keys(demoSubgraphs).join(', ')}`)
+    .argument('<name>', `one of ${DEMO_SUBGRAPH_NAMES.join(', ')}`)
     .addOption(new Option('-p, --port <port>', 'port').argParser(integer('port')).default(0))
     .addOption(new Option('--host <host>', 'interface to bind').default('127.0.0.1'))
     .action(async (name: string, options: { port: number; host: string }) => {
-      if (!(name in demoSubgraphs)) throw new CliError(`unknown demo subgraph "${name}": use one of ${Object.keys(demoSubgraphs).join(', ')}`, 2);
-      const running = await demoSubgraphs[name as DemoSubgraphName]().listen(options.port, options.host);
+      if (!isDemoSubgraphName(name)) throw new CliError(`unknown demo subgraph "${name}": use one of ${DEMO_SUBGRAPH_NAMES.join(', ')}`, 2);
+      const { demoSubgraphs } = await subgraphsModule();
+      const running = await demoSubgraphs[name]().listen(options.port, options.host);
       console.log(`${name} subgraph on ${running.url}`);
       untilSignal(() => running.close());
     });
@@ -180,6 +157,7 @@ export function buildProgram(): Command {
     .addOption(dataDirOption())
     .action(async (name: string, options: { url: string; schema?: string; timeoutMs?: number; route?: RouteMetadata; since: string; force?: boolean; databaseUrl?: string; dataDir?: string }) => {
       const route = options.route || options.timeoutMs !== undefined ? { ...options.route, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) } : undefined;
+      const [{ guardPublish, parseSince }, { publish }] = await Promise.all([operationCommands(), registryCommands()]);
       const since = parseSince(options.since);
       const { changed } = await withDatabase(storeConfig(options), async (db) => {
         // The same check as `subgraph check`, first: an operation in use that would break refuses the publish.
@@ -205,6 +183,7 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (name: string, options: { schema?: string; url?: string; since: string; json?: boolean; databaseUrl?: string; dataDir?: string }) => {
+      const { checkExitCode, checkJson, formatCheck, parseSince, runCheck } = await operationCommands();
       const since = parseSince(options.since);
       const { result } = await withDatabase(storeConfig(options), (db) => runCheck(db, { name, schemaFile: options.schema, url: options.url, since }));
       console.log(options.json ? checkJson(name, since, result) : formatCheck(name, since, result));
@@ -218,6 +197,7 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (options: { json?: boolean; databaseUrl?: string; dataDir?: string }) => {
+      const { listCommand } = await registryCommands();
       console.log(await withDatabase(storeConfig(options), (db) => listCommand(db, options.json ?? false)));
     });
 
@@ -228,60 +208,12 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (name: string, options: { databaseUrl?: string; dataDir?: string }) => {
+      const { removeCommand } = await registryCommands();
       await withDatabase(storeConfig(options), (db) => removeCommand(db, name));
       console.log(`removed ${name}`);
     });
 
-  const policy = program.command('policy').description('ops limits per operation, live on every router within a second');
-
-  policy
-    .command('set')
-    .description('set limits of one operation (* is the default for all others); "none" clears a limit')
-    .argument('<operation>', 'operation name, or * for the default')
-    .addOption(new Option('--cost-limit <n>', 'largest estimated cost accepted').argParser(limit('cost limit', 1)))
-    .addOption(new Option('--max-concurrency <n>', 'requests in flight per router instance').argParser(limit('max concurrency', 1)))
-    .addOption(new Option('--queue-length <n>', 'requests allowed to wait beyond the concurrency').argParser(limit('queue length', 0)))
-    .addOption(new Option('--max-wait-ms <ms>', 'longest wait in the queue').argParser(limit('max wait', 1)))
-    .addOption(new Option('--deadline-ms <ms>', 'request deadline').argParser(limit('deadline', 1)))
-    .addOption(new Option('--cost-rate-per-second <n>', 'cost points a client may spend per second').argParser(limit('cost rate', 1)))
-    .addOption(new Option('--cost-burst <n>', 'cost points a client may spend at once (default 10 × the rate)').argParser(limit('cost burst', 1)))
-    .addOption(databaseOption())
-    .addOption(dataDirOption())
-    .action(async (operation: string, options: { [K in keyof PolicyLimits]?: number | null } & { databaseUrl?: string; dataDir?: string }) => {
-      const { databaseUrl, dataDir, ...limits } = options;
-      const record = await withDatabase(storeConfig({ databaseUrl, dataDir }), (db) => setPolicy(db, operation, limits));
-      console.log(`policy ${record.operationName}: ${formatLimits(record)}`);
-    });
-
-  policy
-    .command('list')
-    .description('list the policies')
-    .option('--json', 'machine-readable output')
-    .addOption(databaseOption())
-    .addOption(dataDirOption())
-    .action(async (options: { json?: boolean; databaseUrl?: string; dataDir?: string }) => {
-      const config = storeConfig(options);
-      const records = await withDatabase(config, listPolicies);
-      if (options.json) console.log(JSON.stringify(records, null, 2));
-      else {
-        if (records.length === 0) console.log('no policy is set: the router defaults apply');
-        else for (const record of records) console.log(`${record.operationName.padEnd(24)}  ${formatLimits(record)}`);
-        console.log(perInstanceNote(config));
-      }
-    });
-
-  policy
-    .command('remove')
-    .description('remove the policy of one operation (the * policy then applies)')
-    .argument('<operation>', 'operation name, or *')
-    .addOption(databaseOption())
-    .addOption(dataDirOption())
-    .action(async (operation: string, options: { databaseUrl?: string; dataDir?: string }) => {
-      const removed = await withDatabase(storeConfig(options), (db) => removePolicy(db, operation));
-      if (!removed) throw new CliError(`no policy for "${operation}"`);
-      console.log(`removed the policy of ${operation}`);
-    });
-
+  addPolicyCommands(program, { databaseOption, dataDirOption, storeConfig });
   addCacheCommands(program, { databaseOption, dataDirOption, storeConfig });
 
   const operations = program.command('operations').description('the operation registry: what runs, by whom, how often');
@@ -295,6 +227,7 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (options: { since: string; client?: string; json?: boolean; databaseUrl?: string; dataDir?: string }) => {
+      const { operationsListCommand, parseSince } = await operationCommands();
       const since = parseSince(options.since);
       console.log(await withDatabase(storeConfig(options), (db) => operationsListCommand(db, { since, client: options.client, json: options.json ?? false })));
     });
@@ -308,6 +241,7 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (file: string, options: { client: string; version: string; databaseUrl?: string; dataDir?: string }) => {
+      const { operationsPublishCommand } = await operationCommands();
       console.log(await withDatabase(storeConfig(options), (db) => operationsPublishCommand(db, { file, clientName: options.client, clientVersion: options.version })));
     });
 
@@ -394,6 +328,7 @@ export function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (options: { databaseUrl?: string; dataDir?: string }) => {
+      const { supergraphCommand } = await registryCommands();
       process.stdout.write(await withDatabase(storeConfig(options), supergraphCommand));
     });
 

@@ -7,7 +7,8 @@ import { listSubgraphs } from '../registry/subgraph-store.js';
 import { writeAuditNote } from '../registry/audit-store.js';
 import { InvalidManifestError, listTrustedDocuments, publishTrustedDocuments, type TrustedDocumentInput } from '../registry/trusted-documents.js';
 import { checkSchemaChange, type SchemaCheckResult } from '../gateway/schema-check.js';
-import { CliError, fetchServiceSdl } from './registry-commands.js';
+import { CliError } from './cli-kit.js';
+import { fetchServiceSdl } from './registry-commands.js';
 
 const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
 
@@ -197,7 +198,7 @@ function safeUser(): string | null {
  * - Apollo's persisted query manifest: `{"format":"apollo-persisted-query-manifest","version":1,"operations":[{"id","name","type","body"}]}`;
  * - Relay's persisted queries: `{"<id>": "<document>", ...}`.
  */
-export function parseManifest(text: string): TrustedDocumentInput[] {
+function parseManifest(text: string): TrustedDocumentInput[] {
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -1,34 +1,10 @@
-// CLI commands on the registry: subgraph publish/list/remove, supergraph, migrate.
+// CLI commands on the registry: subgraph publish/list/remove, supergraph.
 import { readFile } from 'node:fs/promises';
-import type { Config } from '../config/schema.js';
 import { composeSupergraph } from '../gateway/compose.js';
-import { openDatabase } from '../registry/open-database.js';
 import type { Database } from '../registry/database.js';
-import { migrate } from '../registry/migrate.js';
-import { CompositionRejectedError, listSubgraphs, publishSubgraph, removeSubgraph } from '../registry/subgraph-store.js';
+import { CliError } from './cli-kit.js';
+import { listSubgraphs, publishSubgraph, removeSubgraph } from '../registry/subgraph-store.js';
 import type { RouteMetadata } from '../registry/route.js';
-
-/** A failure the CLI reports as one message and a non-zero exit, without a stack trace. */
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode = 1,
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
-
-/** Opens the store named by the config (the running demo's socket, or the embedded files), migrated. */
-export async function withDatabase<T>(config: Config, fn: (db: Database) => Promise<T>): Promise<T> {
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, maxConnections: 2 });
-  try {
-    await migrate(db);
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
-}
 
 /** Asks a running subgraph for its SDL through the federation `_service` field. */
 export async function fetchServiceSdl(url: string, signal: AbortSignal = AbortSignal.timeout(10_000)): Promise<string> {
@@ -71,9 +47,6 @@ export async function publish(db: Database, options: PublishOptions): Promise<{ 
   return { changed };
 }
 
-export function formatCompositionErrors(error: CompositionRejectedError): string {
-  return [error.message + ':', ...error.errors.map((e) => `  [${e.code}] ${e.message}`)].join('\n');
-}
 
 export async function listCommand(db: Database, json: boolean): Promise<string> {
   const subgraphs = await listSubgraphs(db);

@@ -14,7 +14,7 @@ const SECRETS = [
  * Keeps the first line of a subgraph's message (stack traces and dumps follow the first newline)
  * and replaces URLs and addresses, which clients must never learn, with `[redacted]`.
  */
-export function redactMessage(message: unknown): string {
+function redactMessage(message: unknown): string {
   let text = typeof message === 'string' && message.trim() ? message.split('\n', 1)[0].trim() : 'the subgraph returned an error';
   for (const pattern of SECRETS) text = text.replace(pattern, '[redacted]');
   return text.length > 500 ? `${text.slice(0, 497)}...` : text;

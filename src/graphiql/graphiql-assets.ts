@@ -22,7 +22,7 @@ const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
 /** Where the files live unless told otherwise. */
-export const DEFAULT_GRAPHIQL_ASSET_PREFIX = '/graphiql/';
+const DEFAULT_GRAPHIQL_ASSET_PREFIX = '/graphiql/';
 
 /**
  * Loads the files. The package holds GraphiQL's build (about 9 MB of text) as string exports; it is
@@ -32,7 +32,7 @@ export const DEFAULT_GRAPHIQL_ASSET_PREFIX = '/graphiql/';
  * 2. Add the start-up script (graphiql-start.ts), served as a file so the page needs no inline script.
  * 3. Hash every name and body: the hash, after the package version, makes the versioned path.
  */
-export async function loadGraphiQLAssets(prefix = DEFAULT_GRAPHIQL_ASSET_PREFIX): Promise<GraphiQLAssets> {
+async function loadGraphiQLAssets(prefix = DEFAULT_GRAPHIQL_ASSET_PREFIX): Promise<GraphiQLAssets> {
   const graphiql = await import('@graphql-yoga/render-graphiql/graphiql');
   const { version } = createRequire(import.meta.url)('@graphql-yoga/render-graphiql/package.json') as { version: string };
   // In its own scope, so the page's global scope gets nothing but what GraphiQL's bundle defines.

@@ -10,7 +10,7 @@ export interface DeadlineOptions {
   defaultDeadlineMs: number;
 }
 
-export const DEADLINE_HEADER = 'switchyard-deadline-ms';
+const DEADLINE_HEADER = 'switchyard-deadline-ms';
 
 /**
  * At execution start, starts the request's deadline (request-state.ts): deadline = min(policy `deadline_ms` or the

@@ -15,7 +15,7 @@ export interface OperationQueueOptions {
   defaults?: Partial<QueueLimits>;
 }
 
-export const TICKET_HEADER = 'switchyard-queue-ticket';
+const TICKET_HEADER = 'switchyard-queue-ticket';
 
 /** How long a ticket stays valid beyond its suggested retry time, in ms. */
 const TICKET_GRACE_MS = 30_000;

@@ -14,7 +14,7 @@ export interface RateLimitOptions {
 }
 
 /** Who pays: the token's client id, else its subject, else the client's address. */
-export function clientKeyOf(context: Record<string, any>, state: RequestState | undefined = requestStateOf(context)): string {
+function clientKeyOf(context: Record<string, any>, state: RequestState | undefined = requestStateOf(context)): string {
   const principal = state?.principal;
   if (principal?.clientId) return `client:${principal.clientId}`;
   if (principal?.subject && principal.subject !== 'anonymous') return `sub:${principal.subject}`;

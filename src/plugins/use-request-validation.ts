@@ -215,7 +215,7 @@ function badParam(name: string, expected: string, value: unknown): GraphQLError 
 // --- 3. Operation types -------------------------------------------------------------------------
 
 /** graphql-js 17's KnownOperationTypesRule, for graphql 16: the schema must have a root type for each operation. */
-export function KnownOperationTypesRule(context: ValidationContext): ASTVisitor {
+function KnownOperationTypesRule(context: ValidationContext): ASTVisitor {
   const schema = context.getSchema();
   return {
     OperationDefinition(node) {

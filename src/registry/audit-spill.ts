@@ -7,7 +7,7 @@ import path from 'node:path';
 const SEGMENT_NAME = /^(\d{13})-([0-9a-f]{8})-(\d+)\.jsonl$/;
 
 /** Rows the database refused as invalid and unreadable spill lines: kept for a human, never replayed. */
-export const REJECTED_FILE = 'rejected.jsonl';
+const REJECTED_FILE = 'rejected.jsonl';
 
 /**
  * A segment takes no more appends past this size, so a replay reads a bounded file into memory, and

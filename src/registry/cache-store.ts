@@ -3,7 +3,7 @@ import type { Queryable } from './database.js';
 
 export type CacheScope = 'public' | 'private';
 
-export const CACHE_SCOPES: readonly CacheScope[] = ['public', 'private'];
+const CACHE_SCOPES: readonly CacheScope[] = ['public', 'private'];
 
 /** Seconds an expired entry stays usable as the fallback when a rule does not say (`stale_seconds` null). */
 export const DEFAULT_STALE_SECONDS = 300;

@@ -1,7 +1,7 @@
 // Watches the registry's change versions: LISTEN/NOTIFY on PostgreSQL, polling as the safety net (and on the embedded database).
 import type { Database } from './database.js';
 
-export const CHANGES_CHANNEL = 'switchyard_changes';
+const CHANGES_CHANNEL = 'switchyard_changes';
 
 export interface ChangeFeedOptions {
   /** Re-check interval when NOTIFY is not available (embedded database), in ms. Default 250. */

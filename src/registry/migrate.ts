@@ -13,7 +13,7 @@ export interface Migration {
 /** Any 64-bit constant unique to us: every router starting at once serialises on it. */
 const MIGRATION_LOCK = 7_428_113_901;
 
-export async function loadMigrations(dir: string = MIGRATIONS_DIR): Promise<Migration[]> {
+async function loadMigrations(dir: string = MIGRATIONS_DIR): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => /^\d+_[\w-]+\.sql$/.test(f)).sort();
   const migrations: Migration[] = [];
   for (const file of files) {

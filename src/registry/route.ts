@@ -7,7 +7,7 @@ const ms = z.number().int().positive();
  * Every key is optional; the router fills the defaults documented here. Published with
  * `switchyard subgraph publish --route JSON` (or `--timeout-ms`), read through `readRoute`.
  */
-export const routeSchema = z
+const routeSchema = z
   .object({
     /** Timeout of one attempt to this subgraph, in ms. Default: the router's `subgraphTimeoutMs`. */
     timeoutMs: ms.optional(),

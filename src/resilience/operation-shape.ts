@@ -15,7 +15,7 @@ export interface RootField {
 const shapes = new WeakMap<DocumentNode, { operation: OperationDefinitionNode | undefined; fields: RootField[] }>();
 
 /** The root fields of a subgraph request's operation; computed once per document object. */
-export function rootFieldsOf(document: DocumentNode): RootField[] {
+function rootFieldsOf(document: DocumentNode): RootField[] {
   let shape = shapes.get(document);
   if (!shape) {
     const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
@@ -37,7 +37,7 @@ export function rootFieldsOf(document: DocumentNode): RootField[] {
 }
 
 /** The representations an `_entities` root field asks for, or undefined for any other field. */
-export function representationsOf(field: RootField, variables: Record<string, unknown> | undefined): unknown[] | undefined {
+function representationsOf(field: RootField, variables: Record<string, unknown> | undefined): unknown[] | undefined {
   if (!field.representationsVariable) return undefined;
   const value = variables?.[field.representationsVariable];
   return Array.isArray(value) ? value : [];

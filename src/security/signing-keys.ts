@@ -10,15 +10,15 @@ import { createJwtSigner, type JwtSigner } from './jws-signer.js';
  * with a `subgraph-token` key) presented to the router as a user token matches no dev key.
  */
 export type KeyPurpose = 'subgraph-token' | 'dev-issuer';
-export const KEY_PURPOSES: readonly KeyPurpose[] = ['subgraph-token', 'dev-issuer'];
+const KEY_PURPOSES: readonly KeyPurpose[] = ['subgraph-token', 'dev-issuer'];
 
 /** Asymmetric algorithms only: the public half is published, the private half never leaves the routers. */
 export const SIGNING_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA'] as const;
 export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
 
-export const DEFAULT_SIGNING_ALGORITHM: SigningAlgorithm = 'ES256';
+const DEFAULT_SIGNING_ALGORITHM: SigningAlgorithm = 'ES256';
 /** How long a rotated-out key stays published and accepted, in ms: 24 h, longer than any token it signed. */
-export const DEFAULT_RETIRE_AFTER_MS = 86_400_000;
+const DEFAULT_RETIRE_AFTER_MS = 86_400_000;
 
 /** A key that can sign: the active key of its purpose. */
 export interface SigningKey {

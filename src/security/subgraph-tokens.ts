@@ -4,15 +4,15 @@ import { decodeJwt, type JWTPayload } from 'jose';
 import type { Principal } from './authentication/principal.js';
 import type { KeyRing } from './signing-keys.js';
 
-export const ROUTER_ISSUER = 'switchyard';
+const ROUTER_ISSUER = 'switchyard';
 export const ROUTER_ACTOR = 'switchyard-router';
 /** `sub` of tokens minted for requests without a user. */
-export const ANONYMOUS_SUBJECT = 'anonymous';
+const ANONYMOUS_SUBJECT = 'anonymous';
 
 /** RFC 8693 §3 token type identifiers. */
-export const TOKEN_TYPE_JWT = 'urn:ietf:params:oauth:token-type:jwt';
+const TOKEN_TYPE_JWT = 'urn:ietf:params:oauth:token-type:jwt';
 export const TOKEN_TYPE_ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
-export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 export interface IssuedToken {
   readonly token: string;

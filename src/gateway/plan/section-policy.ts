@@ -5,7 +5,7 @@ import type { CacheHint, CacheHints, CacheScope } from '../../cache/cache-hints.
 import type { Fetch, FetchStep, SelectionTree } from './plan-types.js';
 
 /** A part's longest life, fresh and stale together: a day, as long as routers remember purges. */
-export const LONGEST_LIFE_MS = 86_400_000;
+const LONGEST_LIFE_MS = 86_400_000;
 
 /** The caching facts of one fetch step, the same for every request with the same hints. */
 export interface SectionPolicy {

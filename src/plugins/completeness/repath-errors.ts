@@ -13,7 +13,7 @@ type Path = readonly (string | number)[];
  *    the rest of the error path is kept as it is.
  * 3. No candidate (the data does not show the failure): the original path stands.
  */
-export function concretePaths(data: unknown, path: Path): Path[] {
+function concretePaths(data: unknown, path: Path): Path[] {
   const found: Path[] = [];
   const walk = (value: unknown, index: number, prefix: (string | number)[]): void => {
     if (index === path.length) {

@@ -55,7 +55,7 @@ export interface CostEstimate {
   notes: string[];
 }
 
-export const DEFAULT_COST_DEFAULTS: Readonly<Required<CostDefaults>> = Object.freeze({
+const DEFAULT_COST_DEFAULTS: Readonly<Required<CostDefaults>> = Object.freeze({
   listSize: 10,
   compositeFieldCost: 1,
   leafFieldCost: 0,

@@ -37,7 +37,7 @@ return { admitted, tostring(tokens) }
 `;
 
 /** Key prefix of the buckets in Redis. */
-export const BUCKET_KEY_PREFIX = 'switchyard:rate:';
+const BUCKET_KEY_PREFIX = 'switchyard:rate:';
 
 export interface RedisBucketsOptions {
   redis: Redis;

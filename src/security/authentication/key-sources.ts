@@ -7,7 +7,7 @@ import { AuthConfigError } from './auth-result.js';
 /** Asymmetric JWS algorithms (RFC 7518 §3.1, RFC 8037): the default allow-list. */
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 /** HMAC algorithms: allowed only with a shared secret, never with a public key. */
-export const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
+const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 
 /** One static public key: PEM (SPKI `BEGIN PUBLIC KEY` or an X.509 `BEGIN CERTIFICATE`) or a public JWK. */
 export interface PublicKeySource {
