@@ -127,6 +127,17 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   let keyRing: KeyRing;
   let authenticator: Authenticator | undefined;
   let sectionCache: RouterSectionCacheHandle | undefined;
+  /** What either graph source needs: where to swap graphs in, how to reach subgraphs, and the section cache. */
+  const graphSourceDeps = (cache: RouterSectionCacheHandle | undefined) => ({
+    holder: graph,
+    executorFor,
+    logger,
+    metrics,
+    overrideLabels,
+    decorateSchema,
+    queryPlans: config.queryPlans,
+    sectionCache: cache?.shared,
+  });
   const startCache = async (database?: Database) =>
     config.sectionCache && config.queryPlans ? await startSectionCache({ config, metrics, logger, perUserTokens: config.subgraphTokens, database, tracer: tracing?.tracer }) : undefined;
   try {
@@ -135,17 +146,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       keyRing = await KeyRing.ephemeral();
       if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
       sectionCache = await startCache();
-      fileSource = createFileGraphSource({
-        file: config.supergraphFile,
-        holder: graph,
-        executorFor,
-        logger,
-        metrics,
-        overrideLabels,
-        decorateSchema,
-        queryPlans: config.queryPlans,
-        sectionCache: sectionCache?.shared,
-      });
+      fileSource = createFileGraphSource({ file: config.supergraphFile, ...graphSourceDeps(sectionCache) });
       await fileSource.start();
     } else {
       const db = (database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
@@ -163,18 +164,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       const book = (trustedDocuments = new TrustedDocumentBook());
       const ring = keyRing;
       const cache = (sectionCache = await startCache(db));
-      const registry = createRegistryGraphSource({
-        db,
-        holder: graph,
-        executorFor,
-        logger,
-        metrics,
-        overrideLabels,
-        decorateSchema,
-        queryPlans: config.queryPlans,
-        warmOperations: config.warmOperations,
-        sectionCache: cache?.shared,
-      });
+      const registry = createRegistryGraphSource({ db, warmOperations: config.warmOperations, ...graphSourceDeps(cache) });
       // One feed for every live table: each topic reloads its own in-memory copy.
       feed = await watchChanges(
         db,

@@ -142,7 +142,7 @@ describe(`resilience (${databaseKind} database)`, () => {
       const slow = (pages: { ms: number }[]) => pages.filter((p) => p.ms > SLOW_PAGE_MS).length;
       if (process.env.SY_DEBUG) console.log({ hedges, slowHedged: slow(hedged), slowUnhedged: slow(unhedged) });
       expect(slow(unhedged)).toBeGreaterThan(PAGES * 0.01);
-      expect(slow(hedged)).toBeLessThan(slow(unhedged) / 2);
+      expect(slow(hedged)).toBeLessThanOrEqual(slow(unhedged) / 2);
       expect(hedges).toBeGreaterThan(0);
       // Capped at 5% of calls, plus at most the 5 tokens the hedge bucket can save up beforehand.
       expect(hedges).toBeLessThanOrEqual(PAGES * 0.05 + 5);
