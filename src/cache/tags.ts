@@ -1,4 +1,5 @@
 // Purge tags of cached sections: one per subgraph, per type and per entity, spelled the same by every router.
+import { canonicalKeyText } from '../registry/cache-store.js';
 
 /** Tag of every section a subgraph answered: `s:<subgraph>`. */
 export function subgraphTag(subgraph: string): string {
@@ -25,23 +26,10 @@ export function withinSubgraph(subgraphTagText: string, tag: string): string {
 }
 
 /**
- * The key's text, equal for equal entities however they were written:
- * 1. Object keys are sorted (recursively), so `{a, b}` and `{b, a}` agree.
- * 2. Scalar leaves become strings, so `{"id":1}` and `{"id":"1"}` agree: IDs arrive as strings from
- *    some subgraphs and as numbers from others (and from a purge typed by hand). null stays null.
- * 3. `__typename` is ignored at every level: a representation carries it, a purge request need not.
- * 4. Arrays keep their order (a list in a key is a value, not a set); undefined members are dropped, as JSON does.
- * Written out by hand rather than through JSON.stringify of a sorted copy: an object puts integer-like
- * keys first whatever the insertion order, which would undo step 1.
+ * The key's text, equal for equal entities however they were written: the registry's canonical form
+ * (`canonicalEntityKey` in src/registry/cache-store.ts: keys sorted, scalars as strings, `__typename`
+ * left out), so a purge stored there and a tag made here from a representation name the same entity.
  */
 export function canonicalKey(key: unknown): string {
-  if (key === null || key === undefined) return 'null';
-  if (Array.isArray(key)) return `[${key.map(canonicalKey).join(',')}]`;
-  if (typeof key === 'object') {
-    const entries = Object.entries(key as Record<string, unknown>)
-      .filter(([name, value]) => name !== '__typename' && value !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([name, value]) => `${JSON.stringify(name)}:${canonicalKey(value)}`).join(',')}}`;
-  }
-  return JSON.stringify(String(key));
+  return canonicalKeyText(key);
 }

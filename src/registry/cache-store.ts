@@ -97,7 +97,10 @@ function checkScope(scope: unknown): CacheScope | null {
  * 2. Scalar leaves become strings: IDs arrive as strings from clients and as numbers from some
  *    subgraphs, and `{"id":1}` must purge what `{"id":"1"}` cached. `null` stays `null`.
  * 3. Arrays keep their order; properties whose value is `undefined` are left out (as in JSON).
+ * 4. `__typename` is left out at every level: a representation carries it, a purge need not, and it
+ *    is never a key field.
  * The result is compact JSON text. Throws InvalidCacheRuleError unless `key` is a non-empty object.
+ * The section cache's entity tags (src/cache/tags.ts) use the same text, through canonicalKeyText.
  */
 export function canonicalEntityKey(key: unknown): string {
   if (typeof key !== 'object' || key === null || Array.isArray(key)) {
@@ -106,6 +109,11 @@ export function canonicalEntityKey(key: unknown): string {
   const text = canonical(key, 'the entity key');
   if (text === '{}') throw new InvalidCacheRuleError('an entity key must name at least one key field, e.g. {"id":"1"}');
   return text;
+}
+
+/** The canonical text of any key value (rules 1 to 4 above), without the checks on the whole key. */
+export function canonicalKeyText(value: unknown): string {
+  return canonical(value ?? null, 'the key');
 }
 
 function canonical(value: unknown, path: string): string {
@@ -120,7 +128,7 @@ function canonical(value: unknown, path: string): string {
     case 'object': {
       if (Array.isArray(value)) return `[${value.map((item, i) => canonical(item ?? null, `${path}[${i}]`)).join(',')}]`;
       const entries = Object.entries(value as Record<string, unknown>)
-        .filter(([, v]) => v !== undefined)
+        .filter(([k, v]) => k !== '__typename' && v !== undefined)
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, `${path}.${k}`)}`).join(',')}}`;
     }
