@@ -126,7 +126,7 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
   const result = await call(executor, fetch, fetchVariables(fetch, variables, {}), context);
   const errors = result.errors ?? [];
   if (part && read?.stale && sections!.staleAllowed(fetch) && failedUnanswered(errors)) {
-    Object.assign(data, read.stale.value as Data);
+    Object.assign(data, JSON.parse(read.stale.json) as Data);
     sections!.noteStale(fetch, step, 1, read.stale.ageMs, String(errors[0].extensions?.code));
     return;
   }
@@ -295,7 +295,8 @@ function serveStale(fetch: Fetch, lookup: Lookup, sections: RequestSections, fai
     if (!stale) continue;
     served.add(original);
     oldest = Math.max(oldest, stale.ageMs);
-    for (const object of lookup.byRepresentation[original]) if (stale.value !== null) mergeInto(object, stale.value as Data);
+    const value = JSON.parse(stale.json) as Data | null;
+    for (const object of lookup.byRepresentation[original]) if (value !== null) mergeInto(object, value);
   }
   if (served.size === 0) return;
   lookup.served = served;

@@ -52,7 +52,8 @@ export interface ReturnedEntity {
 /** What the cache holds for one key: a fresh copy, or one only good as the fallback. */
 export interface SectionRead {
   readonly fresh?: unknown;
-  readonly stale?: { value: unknown; ageMs: number };
+  /** An expired copy still inside its stale time: its JSON text, parsed only if a failed call needs it. */
+  readonly stale?: { json: string; ageMs: number };
 }
 
 /** A step's part as one request may use it. */
@@ -245,7 +246,7 @@ export class RequestSections {
         this.noteFresh(maxAgeMs - ageMs);
         return { fresh: JSON.parse(section.json) as unknown };
       }
-      if (ageMs <= section.maxAgeMs + section.staleMs) return { stale: { value: JSON.parse(section.json) as unknown, ageMs } };
+      if (ageMs <= section.maxAgeMs + section.staleMs) return { stale: { json: section.json, ageMs } };
       return {};
     });
     if (hits > 0) {
