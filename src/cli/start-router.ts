@@ -136,6 +136,7 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
     overrideLabels,
     decorateSchema,
     queryPlans: config.queryPlans,
+    answerProjection: config.answerProjection,
     sectionCache: cache?.shared,
   });
   const startCache = async (database?: Database) =>

@@ -16,6 +16,7 @@ export const ENV_NAMES = {
   registryPollMs: 'SWITCHYARD_REGISTRY_POLL_MS',
   resilience: 'SWITCHYARD_RESILIENCE',
   queryPlans: 'SWITCHYARD_QUERY_PLANS',
+  answerProjection: 'SWITCHYARD_ANSWER_PROJECTION',
   completenessExtension: 'SWITCHYARD_COMPLETENESS_EXTENSION',
   sectionCache: 'SWITCHYARD_SECTION_CACHE',
   cacheMaxBytes: 'SWITCHYARD_CACHE_MAX_BYTES',

@@ -131,6 +131,14 @@ export const configSchema = z
      */
     queryPlans: booleanLike.default(true),
     /**
+     * How a planned answer is shaped from the subgraphs' merged answers (decision 013): `compiled`
+     * (the default) walks them with the projection compiled once per document; `graphql-js` runs
+     * graphql-js `execute` over them (the reference, slower); `verify` runs both, answers with
+     * graphql-js's, and logs and counts every difference (`switchyard_projection_mismatches_total`).
+     * The tests run `verify`.
+     */
+    answerProjection: z.enum(['compiled', 'graphql-js', 'verify']).default('compiled'),
+    /**
      * When the body carries `extensions.completeness`: `partial` (the default) only on answers that
      * are not complete, `always` on every executed answer. The `Switchyard-Completed` header is
      * always set; a complete answer's body stays as small as the data.

@@ -39,6 +39,8 @@ interface SourceDeps {
   decorateSchema?: (schema: GraphQLSchema) => void;
   /** Query plans for the operations they model (decision 005). Default true. */
   queryPlans?: boolean;
+  /** How planned answers are shaped (QueryPlannerOptions.projection). Default compiled. */
+  answerProjection?: QueryPlannerOptions['projection'];
   /** The router's section cache: each graph's plans read and store their parts through it. */
   sectionCache?: RouterSectionCache;
 }
@@ -66,6 +68,11 @@ function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, r
           executors: built.executors,
           overrideLabels: deps.overrideLabels,
           documentText,
+          projection: deps.answerProjection,
+          onProjectionMismatch: (operation, difference) => {
+            deps.metrics?.projectionMismatches.inc();
+            deps.logger.error({ operation, difference }, 'compiled projection differs from graphql-js: a bug; answered with graphql-js');
+          },
           sectionCache: deps.sectionCache && sectionCacheOf(deps.sectionCache, supergraphSdl, built.document, routes),
           onPlanned: (outcome, reason, operation) => {
             deps.metrics?.plans.inc({ outcome });

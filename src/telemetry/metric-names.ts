@@ -33,6 +33,7 @@ export const METRIC = {
   trustedDocumentRefusals: 'switchyard_trusted_document_refusals_total',
   executions: 'switchyard_executions_total',
   plans: 'switchyard_plans_total',
+  projectionMismatches: 'switchyard_projection_mismatches_total',
   schemaVersion: 'switchyard_schema_version',
   schemaReloads: 'switchyard_schema_reloads_total',
   schemaLastReload: 'switchyard_schema_last_reload_timestamp_seconds',

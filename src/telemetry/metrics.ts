@@ -52,6 +52,8 @@ export interface RouterMetrics {
   readonly executions: Counter<'path'>;
   /** Documents planned, by outcome: planned, unsupported (runs by stitching), invalid or failed (planner bugs; run by stitching). */
   readonly plans: Counter<'outcome'>;
+  /** Answers whose compiled projection differed from graphql-js's (`SWITCHYARD_ANSWER_PROJECTION=verify` only): a bug. */
+  readonly projectionMismatches: Counter;
   readonly schemaVersion: Gauge;
   readonly schemaReloads: Counter<'result'>;
   readonly schemaLastReload: Gauge;
@@ -180,6 +182,7 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
       registers: [registry],
     }),
     executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document and decision), stitching (subscriptions, or every operation with query plans off), or plan_error (the plan runner failed: a bug; the request failed).', labelNames: ['path'], registers: [registry] }),
+    projectionMismatches: new Counter({ name: METRIC.projectionMismatches, help: 'Planned answers whose compiled projection differed from graphql-js execute (counted only with SWITCHYARD_ANSWER_PROJECTION=verify; the answer given is graphql-js\'s). Anything but 0 is a bug.', registers: [registry] }),
     plans: new Counter({ name: METRIC.plans, help: 'Documents planned (once per document and graph), by outcome: planned, unsupported (runs by stitching), invalid (a subgraph document failed validation against its subgraph; a planner bug) or failed (the planner threw; a bug).', labelNames: ['outcome'], registers: [registry] }),
     schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
     schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),

@@ -8,7 +8,7 @@ import { publishSubgraph } from '../../src/registry/subgraph-store.js';
 import { ALL_FEDERATION_FIXTURES, type FederationFixture } from '../fixtures/federation/index.js';
 import { createTestStore, openMigrated, type TestStore } from './database.js';
 import { startFixtureSubgraph, type RunningFixture } from './fixture-subgraph.js';
-import { testConfig } from './stack.js';
+import { assertProjectionsAgreed, testConfig } from './stack.js';
 
 export interface FederationStackOptions {
   /** Default every fixture, in their composing order. */
@@ -64,7 +64,14 @@ export async function startFederationStack(options: FederationStackOptions = {})
         routers.push(router);
         return router;
       },
-      close,
+      async close() {
+        const agreed = await assertProjectionsAgreed(routers).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        await close();
+        if (agreed) throw agreed;
+      },
     };
   } catch (error) {
     await close();

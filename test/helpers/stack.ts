@@ -43,9 +43,21 @@ export interface StackOptions {
   routerOptions?: Omit<StartRouterOptions, 'config' | 'database'>;
 }
 
-/** Quiet, ephemeral router settings for tests; `overrides` win. */
+/**
+ * Quiet, ephemeral router settings for tests; `overrides` win. Answers are shaped by both
+ * projections (`answerProjection: 'verify'`): graphql-js's answers, and every answer of the
+ * compiled one compared with it; `assertProjectionsAgreed` fails the test on any difference.
+ */
 export function testConfig(store: TestStore, overrides: Partial<ConfigInput> = {}) {
-  return loadConfig({ port: 0, logLevel: 'silent', databaseUrl: store.databaseUrl, dataDir: store.dataDir, registryPollMs: 50, sectionCache: false, ...overrides }, {});
+  return loadConfig({ port: 0, logLevel: 'silent', databaseUrl: store.databaseUrl, dataDir: store.dataDir, registryPollMs: 50, sectionCache: false, answerProjection: 'verify', ...overrides }, {});
+}
+
+/** Fails when a router's compiled projection answered otherwise than graphql-js (verify mode counts it). */
+export async function assertProjectionsAgreed(routers: readonly RunningRouter[]): Promise<void> {
+  for (const router of routers) {
+    const mismatches = await readMetric(router, 'switchyard_projection_mismatches_total', {}).catch(() => 0);
+    if (mismatches > 0) throw new Error(`the compiled answer projection differed from graphql-js ${mismatches} time(s) on ${router.url} (the router's error log has each difference)`);
+  }
 }
 
 export function nextSwap(router: RunningRouter): Promise<ServedGraph | undefined> {
@@ -97,10 +109,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       },
       metric: (name, labels) => readMetric(router, name, labels),
       async close() {
+        const agreed = assertProjectionsAgreed(routers);
+        await agreed.catch(() => {});
         for (const r of routers.reverse()) await r.close();
         for (const s of Object.values(started)) await s.running.close();
         await db.close();
         await store.destroy();
+        await agreed;
       },
     };
   } catch (error) {
@@ -118,6 +133,7 @@ export async function readMetric(router: RunningRouter, name: string, labels: Re
   const selector = Object.entries(labels)
     .map(([k, v]) => `${k}="${v}"`)
     .join(',');
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${selector}}`));
+  const prefix = selector ? `${name}{${selector}}` : `${name} `;
+  const line = text.split('\n').find((l) => l.startsWith(prefix));
   return line ? Number(line.split(' ').at(-1)) : 0;
 }

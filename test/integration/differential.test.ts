@@ -98,7 +98,8 @@ describe(`differential: query plans against stitching (${databaseKind} database)
   beforeAll(async () => {
     stack = await startFederationStack({ demo: true });
     // A deadline far above any answer: on a loaded machine the default 2 s cuts a few calls, differently on each router.
-    planned = await stack.startRouter({ defaultDeadlineMs: ROUTER_DEADLINE_MS });
+    // The shipped projection (compiled), compared end to end with stitching; the helpers' routers run `verify`.
+    planned = await stack.startRouter({ defaultDeadlineMs: ROUTER_DEADLINE_MS, answerProjection: 'compiled' });
     stitching = await stack.startRouter({ defaultDeadlineMs: ROUTER_DEADLINE_MS, queryPlans: false });
     const introspection = await postGraphQL(planned.url, getIntrospectionQuery());
     if (introspection.body.errors) throw new Error(`introspection failed: ${JSON.stringify(introspection.body.errors)}`);

@@ -29,7 +29,8 @@ async function startCase(federationCase: FederationCase, dir: string) {
     if (!outcome.ok) throw new Error(`case ${federationCase.name} does not compose:\n${outcome.errors.map((e) => `${e.code}: ${e.message}`).join('\n')}`);
     const file = path.join(dir, `${federationCase.name}.graphql`);
     await writeFile(file, outcome.supergraphSdl);
-    const router = await startRouter({ config: loadConfig({ port: 0, logLevel: 'silent', supergraphFile: file, dataDir: dir, queryPlans: QUERY_PLANS }, {}) });
+    // `verify`: answers from graphql-js, each compared with the compiled projection's (asserted per query).
+    const router = await startRouter({ config: loadConfig({ port: 0, logLevel: 'silent', supergraphFile: file, dataDir: dir, queryPlans: QUERY_PLANS, answerProjection: 'verify' }, {}) });
     // The other engine on the same subgraphs: a plan must never cost more subgraph requests than stitching.
     const stitching = QUERY_PLANS ? await startRouter({ config: loadConfig({ port: 0, logLevel: 'silent', supergraphFile: file, dataDir: dir, queryPlans: false }, {}) }) : undefined;
     return { router, stitching, subgraphs };
@@ -70,6 +71,7 @@ describe(`Federation v2 cases, each on its own supergraph (${QUERY_PLANS ? 'quer
         it(q.name, async () => {
           const router = started!.router;
           const before = await executions(router);
+          const mismatchesBefore = await readMetric(router, 'switchyard_projection_mismatches_total', {});
           const requests = () => started!.subgraphs.reduce((sum, s) => sum + s.requests.length, 0);
           const requestsBefore = requests();
           const { body } = await postGraphQL(router.url, q.query, { variables: q.variables });
@@ -85,6 +87,8 @@ describe(`Federation v2 cases, each on its own supergraph (${QUERY_PLANS ? 'quer
             .sort(byPath);
           expect.soft(errors, `errors (${body.errors?.map((e) => e.message).join(' | ') ?? 'none'})`).toEqual(expectedErrors);
           if (QUERY_PLANS) {
+            const mismatches = (await readMetric(router, 'switchyard_projection_mismatches_total', {})) - mismatchesBefore;
+            expect.soft(mismatches, 'answers of the compiled projection that differ from graphql-js').toBe(0);
             const engine = ENGINES.filter((e) => after[e] > before[e]).join('+') || 'none';
             expect.soft(engine, 'engine (switchyard_executions_total{path})').toBe('plan');
           }

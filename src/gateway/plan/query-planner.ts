@@ -18,6 +18,7 @@ import { PlanInvalid, PlanUnsupported, SupergraphModel } from './supergraph-mode
 import { clientError } from '../../errors/client-error.js';
 import { createDocumentText, type DocumentText } from '../../cache/document-text.js';
 import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
+import { createAnswerProjector, type Projection } from './project-answer.js';
 
 export interface QueryPlannerOptions {
   supergraph: DocumentNode;
@@ -46,6 +47,14 @@ export interface QueryPlannerOptions {
    * printed once. Default: a memo of this planner's own.
    */
   documentText?: DocumentText;
+  /**
+   * How an answer is shaped from the merged subgraph answers (decision 013): `compiled` (default),
+   * `graphql-js` (`execute` over resolvers that read the tree: the reference), or `verify` (both;
+   * the answer is graphql-js's, and every difference is told to `onProjectionMismatch`).
+   */
+  projection?: 'compiled' | 'graphql-js' | 'verify';
+  /** A compiled projection answered otherwise than graphql-js (`verify` only): a bug. */
+  onProjectionMismatch?: (operationName: string | undefined, difference: string) => void;
   /** The section cache (decision 010): parts it holds fresh are not fetched. Absent: every part is fetched. */
   sectionCache?: Omit<SectionCacheOptions, 'keyFieldsOf'> & {
     /** Purges the entities a mutation returned, on every router (the mutation's answer waits for it). */
@@ -122,6 +131,8 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
     }
     return keys;
   };
+  const projectionMode = options.projection ?? 'compiled';
+  const projector = createAnswerProjector(projectionSchema);
   const sectionCache = options.sectionCache ? new SectionCache({ ...options.sectionCache, keyFieldsOf }, supergraphSchema) : undefined;
 
   /** The labels switched on for one request (none in a supergraph without progressive overrides). */
@@ -193,19 +204,40 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
         const entities = sectionCache.mutationEntities(args.document, args.operationName, run.data);
         if (entities.length > 0) await options.sectionCache.purgeEntities(entities);
       }
-      const result = (await execute({
-        schema: projectionSchema,
-        document: args.document,
-        rootValue: run.data,
-        contextValue: args.contextValue,
-        variableValues: args.variableValues,
-        operationName: args.operationName,
-        fieldResolver: fromResponseKey,
-      })) as ExecutionResult;
+      const projection = projectionMode === 'graphql-js' ? undefined : projector.projectionOf(args.document, args.operationName, variables);
+      let result: ExecutionResult;
+      if (projection && projectionMode === 'compiled') result = projection(run.data);
+      else {
+        result = (await execute({
+          schema: projectionSchema,
+          document: args.document,
+          rootValue: run.data,
+          contextValue: args.contextValue,
+          variableValues: args.variableValues,
+          operationName: args.operationName,
+          fieldResolver: fromResponseKey,
+        })) as ExecutionResult;
+        if (projection) verifyProjection(projection, run.data, result, args.operationName ?? undefined, options.onProjectionMismatch);
+      }
       if (run.unplaced.length === 0) return result;
       return { ...result, errors: [...(result.errors ?? []), ...run.unplaced] };
     },
   };
+}
+
+/** Compares the compiled projection's answer with graphql-js's: data, then each error's message, path, locations, extensions and kind. */
+function verifyProjection(projection: Projection, tree: Record<string, unknown>, reference: ExecutionResult, operationName: string | undefined, onMismatch: QueryPlannerOptions['onProjectionMismatch']): void {
+  let compiled: ExecutionResult;
+  try {
+    compiled = projection(tree);
+  } catch (error) {
+    onMismatch?.(operationName, `the compiled projection threw: ${(error as Error).message}`);
+    return;
+  }
+  const text = (result: ExecutionResult) =>
+    JSON.stringify({ data: result.data, errors: result.errors?.map((error) => ({ ...error.toJSON(), kind: error.originalError?.constructor.name })) });
+  const [a, b] = [text(compiled), text(reference)];
+  if (a !== b) onMismatch?.(operationName, `compiled ${a} vs graphql-js ${b}`);
 }
 
 /**
