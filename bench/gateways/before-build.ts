@@ -132,7 +132,8 @@ export class BeforeBuild implements OlderBuild {
         this.#done = Promise.resolve();
       } else {
         this.#background = background;
-        this.#done = this.#build(log);
+        // Finished (or failed) before anyone waited: there is nothing left to promote.
+        this.#done = this.#build(log).finally(() => (this.#background = false));
         // Nobody may be waiting yet: keep an early failure from being an unhandled rejection.
         this.#done.catch(() => undefined);
       }
