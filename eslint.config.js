@@ -5,7 +5,7 @@ import { importX } from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/peers/**', '.switchyard/**', 'coverage/**', 'scratch/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/peers/**', 'bench/results/**', '.switchyard/**', 'coverage/**', 'scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -15,6 +15,8 @@ export interface BenchReport {
   /** Whether gateways ran on one core and subgraphs + load generator on the other. */
   pinned: boolean;
   options: Omit<BenchOptions, 'list' | 'help'>;
+  /** With --before: the commit the `-before` variants ran from, and the folder it was built in. */
+  before?: { ref: string; sha: string; root: string };
   scenarios: { result: ScenarioResult; summary: ScenarioSummary }[];
   failures: { scenario: string; error: string }[];
   /** Results of the measurements that ran (bench/measurements/), e.g. queue-memory. */

@@ -1,6 +1,7 @@
 // `npm run bench`: runs the scenarios side by side on this machine and reports ratios (see bench/README.md).
 import path from 'node:path';
 import { PACKAGE_ROOT } from '../src/config/paths.js';
+import { BeforeBuild, resolveRevision } from './gateways/before-build.js';
 import { parseBenchArgs, USAGE, UsageError, type BenchOptions } from './lib/args.js';
 import { RequestNumbers } from './lib/load.js';
 import { describeMachine } from './lib/machine.js';
@@ -8,7 +9,7 @@ import { canPin, pinSelf, ProcessSupervisor } from './lib/processes.js';
 import { breakdownProfiles, formatBreakdowns } from './lib/profile-summary.js';
 import { runScenario } from './lib/run-scenario.js';
 import { summarise } from './lib/summary.js';
-import type { CoreLayout, Scenario } from './lib/types.js';
+import type { CoreLayout, OlderBuild, Scenario, Variant } from './lib/types.js';
 import { formatScenario, writeReport, type BenchReport } from './report.js';
 import { MEASUREMENTS, QUICK_SCENARIOS, SCENARIOS } from './scenario-list.js';
 
@@ -29,6 +30,21 @@ function selectScenarios(names: readonly string[], backendName: string | undefin
     if (!backend) throw new UsageError(`scenario ${scenario.name} offers no backend ${backendName}; it offers ${offered.map((b) => b.name).join(', ')}`);
     return { ...scenario, backend };
   });
+}
+
+/**
+ * --before: each variant that offers it (Variant.before) is followed by its twin from the older build. One
+ * twin per variant object, shared by every scenario that has the variant, so it is prepared once.
+ */
+function withBeforeVariants(scenarios: readonly Scenario[], build: OlderBuild): Scenario[] {
+  const twins = new Map<Variant, Variant>();
+  const twinOf = (variant: Variant) => {
+    if (!twins.has(variant)) twins.set(variant, variant.before!(build));
+    return twins.get(variant)!;
+  };
+  return scenarios.map((scenario) =>
+    scenario.variants.some((v) => v.before) ? { ...scenario, variants: scenario.variants.flatMap((v) => (v.before ? [v, twinOf(v)] : [v])) } : scenario,
+  );
 }
 
 function setUpCores(): { cores: CoreLayout; pinned: boolean } {
@@ -65,7 +81,10 @@ function stopChildrenOnExit(supervisor: ProcessSupervisor): () => void {
 }
 
 async function main(options: BenchOptions): Promise<number> {
-  const scenarios = selectScenarios(options.scenarios, options.backend, options.quick);
+  const selected = selectScenarios(options.scenarios, options.backend, options.quick);
+  // Resolved before anything starts: a REF that names no commit is a bad flag (exit 2).
+  const before = options.before === undefined ? undefined : new BeforeBuild(options.before, resolveRevision(options.before));
+  const scenarios = before ? withBeforeVariants(selected, before) : selected;
   const startedAt = new Date().toISOString();
   const machine = describeMachine();
   const { cores, pinned } = setUpCores();
@@ -79,12 +98,17 @@ async function main(options: BenchOptions): Promise<number> {
     command: `node dist/bench/run.js ${process.argv.slice(2).join(' ')}`.trim(),
     machine,
     pinned,
-    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, identical: options.identical, control: options.control, replicas: options.replicas, cpuProf: options.cpuProf },
+    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, identical: options.identical, control: options.control, replicas: options.replicas, cpuProf: options.cpuProf, before: options.before },
+    ...(before ? { before: { ref: before.ref, sha: before.sha, root: before.root } } : {}),
     scenarios: [],
     failures: [],
   };
 
   console.log(`Switchyard bench ${startedAt} · ${machine.commit} · node ${machine.node} · ${machine.cores} cores (${machine.cpuModel}) · load average ${machine.loadAverage.join(' ')}`);
+  if (before) {
+    const pairs = scenarios.flatMap((s) => s.variants.filter((v) => v.before).map((v) => `${s.name} ${v.name}`));
+    console.log(`--before ${before.ref} = ${before.sha}: ${pairs.length ? `measured from ${before.folder} next to ${pairs.join(', ')}` : 'no selected scenario has a variant of Switchyard as shipped, nothing to compare'}`);
+  }
   console.log(pinned ? `gateways pinned to core ${GATEWAY_CORE}; subgraphs and load generator to core ${LOAD_CORE}` : 'processes not pinned');
   // Slow preparations (the peers' first install) overlap the scenarios measured before theirs.
   for (const variant of new Set(scenarios.flatMap((s) => s.variants))) variant.prepare?.((line) => console.log(line));

@@ -1,11 +1,12 @@
 // Installs the peer gateways into bench/peers/node_modules on first use, or again when bench/peers/package.json or its lock changed.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, setPriority } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PACKAGE_ROOT } from '../../src/config/paths.js';
+import { promoteProcessTree } from '../lib/processes.js';
 
 /** bench/peers: its own package.json and lock with pinned versions; its node_modules/ is git-ignored. */
 export const PEERS_DIR = path.join(PACKAGE_ROOT, 'bench', 'peers');
@@ -96,8 +97,7 @@ function install(log: (line: string) => void, background: boolean): Installation
     background,
     promote: () => {
       if (npm.child.exitCode !== null || npm.child.pid === undefined) return;
-      reniceThreads(npm.child.pid, 0);
-      allCores(npm.child);
+      promoteProcessTree(npm.child.pid);
     },
   };
   // Finished (or failed) before anyone waited: there is nothing left to promote.
@@ -109,23 +109,6 @@ function install(log: (line: string) => void, background: boolean): Installation
 function allCores(child: ChildProcess): void {
   if (child.pid === undefined) return;
   spawnSync('taskset', ['-a', '-c', '-p', `0-${availableParallelism() - 1}`, String(child.pid)], { stdio: 'ignore' });
-}
-
-/** Linux keeps a niceness per thread: set it on each of the process's threads (/proc/<pid>/task). */
-function reniceThreads(pid: number, niceness: number): void {
-  let threads: string[];
-  try {
-    threads = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    threads = [String(pid)];
-  }
-  for (const tid of threads) {
-    try {
-      setPriority(Number(tid), niceness);
-    } catch {
-      // Raising priority back needs privileges on some systems: that thread then finishes at its niceness.
-    }
-  }
 }
 
 function startNpmInstall(niceness: number): { child: ChildProcess; exited: Promise<void> } {

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PACKAGE_ROOT } from '../../src/config/paths.js';
-import type { RunningBackend, RunningGateway, StartContext, Variant } from '../lib/types.js';
+import type { OlderBuild, RunningBackend, RunningGateway, StartContext, Variant } from '../lib/types.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -13,6 +13,8 @@ export interface SwitchyardVariantOptions {
   description: string;
   /** Settings that make this variant (e.g. SWITCHYARD_RESILIENCE), over the base settings (BASE_ENV); a function when they exist only at start. */
   env?: Record<string, string> | (() => Record<string, string>);
+  /** Whether `--before REF` measures this variant from the older build too (`<name>-before`, right after it): Switchyard as shipped. Default false. */
+  pairBefore?: boolean;
 }
 
 /**
@@ -29,16 +31,17 @@ export interface SwitchyardVariantOptions {
 const BASE_ENV: Readonly<Record<string, string>> = { LOG_LEVEL: 'silent', NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off', SWITCHYARD_SECTION_CACHE: 'false' };
 
 /**
- * Starts `switchyard serve --port 0 [extra args]` from the built CLI on the gateway core, with a CPU
- * profile when asked for (written when the bench stops the process after the last round).
+ * Starts `switchyard serve --port 0 [extra args]` from the built CLI of the package at `root` (this
+ * checkout, or an older build for `--before`) on the gateway core, with a CPU profile when asked for
+ * (written when the bench stops the process after the last round).
  */
-async function startRouterProcess(context: StartContext, name: string, extraArgs: string[], env: Record<string, string>, readyTimeoutMs?: number): Promise<RunningGateway> {
+async function startRouterProcess(context: StartContext, root: string, name: string, extraArgs: string[], env: Record<string, string>, readyTimeoutMs?: number): Promise<RunningGateway> {
   const child = await context.supervisor.start({
     name: `switchyard (${name})`,
     command: process.execPath,
     args: [
       ...(context.profileDir ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : []),
-      path.join(PACKAGE_ROOT, 'bin', 'switchyard.js'),
+      path.join(root, 'bin', 'switchyard.js'),
       'serve',
       '--port',
       '0',
@@ -46,7 +49,7 @@ async function startRouterProcess(context: StartContext, name: string, extraArgs
     ],
     env,
     core: context.cores.gateway,
-    cwd: PACKAGE_ROOT,
+    cwd: root,
     ready: /^Switchyard router on (\S+)/,
     ...(readyTimeoutMs !== undefined ? { readyTimeoutMs } : {}),
   });
@@ -60,7 +63,28 @@ export function switchyardVariant(options: SwitchyardVariantOptions): Variant {
     description: options.description,
     async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
       const env = typeof options.env === 'function' ? options.env() : options.env;
-      return startRouterProcess(context, context.instanceName ?? options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env });
+      return startRouterProcess(context, PACKAGE_ROOT, context.instanceName ?? options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env });
+    },
+    ...(options.pairBefore ? { before: (build: OlderBuild) => olderSwitchyardVariant(options, build) } : {}),
+  };
+}
+
+/**
+ * `--before REF`: the variant `<name>-before`, the same settings run from the older build. Optional, like a
+ * peer: a build that fails, or an older router that answers the data check differently, is left out with
+ * its reason (NOT MEASURED) and the run goes on.
+ */
+function olderSwitchyardVariant(options: SwitchyardVariantOptions, build: OlderBuild): Variant {
+  const name = `${options.name}-before`;
+  return {
+    name,
+    description: `${options.description}; the build of ${build.sha.slice(0, 7)} (--before ${build.ref})`,
+    optional: true,
+    prepare: (log) => build.prepare(log),
+    async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
+      await build.ready(context.log ?? console.log);
+      const env = typeof options.env === 'function' ? options.env() : options.env;
+      return startRouterProcess(context, build.root, context.instanceName ?? name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env });
     },
   };
 }
@@ -77,6 +101,7 @@ export const resilienceOn = switchyardVariant({
   name: 'resilience-on',
   description: 'SWITCHYARD_RESILIENCE=true (the default): deadline, completeness, retry, hedge, breaker',
   env: { SWITCHYARD_RESILIENCE: 'true' },
+  pairBefore: true,
 });
 
 /**
@@ -86,6 +111,7 @@ export const resilienceOn = switchyardVariant({
 export const switchyardDefaults = switchyardVariant({
   name: 'switchyard',
   description: 'shipped defaults (resilience on, per-subgraph tokens on), SWITCHYARD_AUTH_MODE=off',
+  pairBefore: true,
 });
 
 export interface SwitchyardRegistryVariantOptions {
@@ -137,7 +163,7 @@ export function switchyardRegistryVariant(options: SwitchyardRegistryVariantOpti
       for (const policy of options.policies ?? []) await switchyardCli(dataDir, ['policy', 'set', ...policy]);
       const env = typeof options.env === 'function' ? options.env() : options.env;
       // Registry mode opens the embedded database first: allow it more time to be ready.
-      return startRouterProcess(context, instance, [], { ...BASE_ENV, SWITCHYARD_DATA_DIR: dataDir, ...env }, 60_000);
+      return startRouterProcess(context, PACKAGE_ROOT, instance, [], { ...BASE_ENV, SWITCHYARD_DATA_DIR: dataDir, ...env }, 60_000);
     },
   };
 }

@@ -20,6 +20,8 @@ export interface BenchOptions {
   replicas: number;
   /** Write a V8 CPU profile of every gateway to bench/results/profiles-<timestamp>/<scenario>/ (slows them a little, all alike). */
   cpuProf: boolean;
+  /** A git revision (commit, tag, `HEAD~3`): every variant of Switchyard as shipped is also measured from that commit's build (`<name>-before`). */
+  before: string | undefined;
   list: boolean;
   help: boolean;
 }
@@ -44,6 +46,10 @@ export const USAGE = `Usage: npm run bench -- [options]
                      each one (A1 B1 A2 B2 ...) and pairs replica k of a variant with replica k of the
                      baseline: a process's own luck (JIT, heap layout) then spreads over the pairs
   --cpu-prof         write a CPU profile per gateway to bench/results/profiles-<timestamp>/ (open in Chrome DevTools)
+  --before REF       also measure Switchyard as it was at REF (a commit, a tag, HEAD~3, main): the variants of
+                     Switchyard as shipped (switchyard in the peers scenarios, resilience-on) get a twin
+                     <name>-before right after them, built from REF into bench/results/before/<sha>/ (kept
+                     for the next run; overlaps the first scenarios); the ratio of the two is the before/after
   --list             list the scenarios and exit
   --help             this text`;
 
@@ -72,6 +78,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         prime: { type: 'string' },
         rounds: { type: 'string' },
         'cpu-prof': { type: 'boolean', default: false },
+        before: { type: 'string' },
         identical: { type: 'boolean', default: false },
         control: { type: 'boolean', default: false },
         replicas: { type: 'string' },
@@ -106,9 +113,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     control: values.control,
     replicas: number('replicas', values.replicas, 1, 1, true),
     cpuProf: values['cpu-prof'],
+    before: values.before,
     list: values.list,
     help: values.help,
   };
+  if (options.before !== undefined && options.before.trim() === '') problems.push('--before needs a git revision (a commit, a tag, HEAD~3)');
   if (problems.length) throw new UsageError(problems.join('\n'));
   return options;
 }

@@ -1,7 +1,7 @@
 // Child processes of the benchmark: started pinned to a core, ready when they print their URL, measured through /proc, always stopped.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism, setPriority } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { readProcessCpuMs } from './cpu.js';
 
@@ -49,6 +49,59 @@ export function canPin(cores = 2): boolean {
 /** Pins every thread of this process (the load generator) to `core`. */
 export function pinSelf(core: number): boolean {
   return spawnSync('taskset', ['-a', '-c', '-p', String(core), String(process.pid)], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Gives a process that was started in the background (niceness 19, the load core) and everything it has
+ * started since (npm's scripts, tsc) normal priority and every core: something is now waiting for it.
+ * Linux keeps a niceness per thread, so each thread (/proc/<pid>/task) is reniced; what they start later
+ * inherits both. Best effort: raising priority back needs privileges on some systems.
+ */
+export function promoteProcessTree(pid: number): void {
+  for (const member of [pid, ...descendantsOf(pid)]) {
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${member}/task`);
+    } catch {
+      threads = [String(member)];
+    }
+    for (const tid of threads) {
+      try {
+        setPriority(Number(tid), 0);
+      } catch {
+        // Not allowed here: that thread finishes at its niceness.
+      }
+    }
+    spawnSync('taskset', ['-a', '-c', '-p', `0-${availableParallelism() - 1}`, String(member)], { stdio: 'ignore' });
+  }
+}
+
+/** Every process below `pid`, from the parent pid in each /proc/<pid>/stat (empty without /proc). */
+function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  for (const entry of entries) {
+    try {
+      // Field 4 is the parent pid; the command name before it (in parentheses) may hold spaces.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // Gone since readdir.
+    }
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0; ) {
+    const next = children.get(queue.shift()!) ?? [];
+    found.push(...next);
+    queue.push(...next);
+  }
+  return found;
 }
 
 /** VmHWM (peak resident set) and VmRSS of a process in KiB, from /proc/<pid>/status. */

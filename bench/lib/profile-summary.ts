@@ -33,6 +33,8 @@ function categoryOf(frame: { functionName: string; url: string }): string {
   if (inPackage) return inPackage[1]!;
   if (url.startsWith('node:')) return 'node internals';
   if (url.startsWith('wasm')) return 'WebAssembly (embedded database)';
+  // The path below dist/ alone, so that an older build's files (--before: bench/results/before/<sha>/dist/src/...)
+  // go by the same names as this checkout's and the two line up file by file.
   const own = /\/dist\/((?:src|bench)\/.+)$/.exec(url);
   return own ? own[1]! : path.basename(url);
 }
@@ -88,6 +90,8 @@ export function breakdownProfiles(result: ScenarioResult, profileDir: string): P
 /**
  * A table per scenario: each variant's CPU µs per request and, for every variant after the first, the
  * categories that differ most from the first variant's (what the variant adds, or saves, per request).
+ * With --before, each `<name>-before` is also set against `<name>`: `<name> − <name>-before` is what the
+ * current build adds, or saves, per request over the older one, file by file.
  */
 export function formatBreakdowns(scenario: string, breakdowns: readonly ProfileBreakdown[], top = 12): string {
   if (breakdowns.length === 0) return `${scenario}: no profile covers a measured window`;
@@ -97,12 +101,23 @@ export function formatBreakdowns(scenario: string, breakdowns: readonly ProfileB
     const heaviest = Object.entries(b.categories).slice(0, 6).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ');
     lines.push(`  ${b.variant}: ${b.busyUsPerRequest.toFixed(0)} µs per request over ${b.requests} requests; heaviest: ${heaviest}`);
   }
-  for (const other of others) {
-    const names = new Set([...Object.keys(base.categories), ...Object.keys(other.categories)]);
-    const diffs = [...names].map((name) => [name, (other.categories[name] ?? 0) - (base.categories[name] ?? 0)] as const).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
-    const total = other.busyUsPerRequest - base.busyUsPerRequest;
-    lines.push(`  ${other.variant} − ${base.variant}: ${total >= 0 ? '+' : ''}${total.toFixed(0)} µs per request (${((100 * total) / base.busyUsPerRequest).toFixed(1)}%); largest differences:`);
-    for (const [name, us] of diffs.slice(0, top)) lines.push(`    ${(us >= 0 ? '+' : '') + us.toFixed(1).padStart(7)}  ${name}`);
+  for (const other of others) lines.push(...formatDifference(other, base, top));
+  for (const older of breakdowns.filter((b) => b.variant.endsWith(BEFORE_SUFFIX))) {
+    const current = breakdowns.find((b) => b.variant === older.variant.slice(0, -BEFORE_SUFFIX.length));
+    if (current && current !== base) lines.push(...formatDifference(current, older, top));
   }
   return lines.join('\n');
+}
+
+/** The name suffix of a variant run from the --before build (bench/gateways/switchyard.ts). */
+const BEFORE_SUFFIX = '-before';
+
+/** `other − base`: the total µs per request, then the categories that differ most. */
+function formatDifference(other: ProfileBreakdown, base: ProfileBreakdown, top: number): string[] {
+  const names = new Set([...Object.keys(base.categories), ...Object.keys(other.categories)]);
+  const diffs = [...names].map((name) => [name, (other.categories[name] ?? 0) - (base.categories[name] ?? 0)] as const).sort((a, b) => Math.abs(b[1]) - Math.abs(a[1]));
+  const total = other.busyUsPerRequest - base.busyUsPerRequest;
+  const lines = [`  ${other.variant} − ${base.variant}: ${total >= 0 ? '+' : ''}${total.toFixed(0)} µs per request (${((100 * total) / base.busyUsPerRequest).toFixed(1)}%); largest differences:`];
+  for (const [name, us] of diffs.slice(0, top)) lines.push(`    ${(us >= 0 ? '+' : '') + us.toFixed(1).padStart(7)}  ${name}`);
+  return lines;
 }

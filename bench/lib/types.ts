@@ -68,6 +68,26 @@ export interface Variant {
    */
   prepare?(log: (line: string) => void): void;
   start(context: StartContext, backend: RunningBackend): Promise<RunningGateway>;
+  /**
+   * `--before REF`: this same variant (same environment, same arguments) run from an older build of
+   * Switchyard, named `<name>-before`, measured right after this one. Only the variants of Switchyard as
+   * shipped offer it (the peers' `switchyard`, `resilience-on`).
+   */
+  before?(build: OlderBuild): Variant;
+}
+
+/** Switchyard built from another commit (`--before REF`, bench/gateways/before-build.ts). */
+export interface OlderBuild {
+  /** The revision as given on the command line (`HEAD~3`, a tag). */
+  readonly ref: string;
+  /** The full commit sha it resolved to. */
+  readonly sha: string;
+  /** Its package root: package.json, bin/switchyard.js and dist/ once built. */
+  readonly root: string;
+  /** Starts building it in the background, at low priority, if it is not built yet (at most once). */
+  prepare(log: (line: string) => void): void;
+  /** Resolves when it is built (at once when an earlier run built it); rejects with the build's last lines when it cannot be. */
+  ready(log: (line: string) => void): Promise<void>;
 }
 
 /** A GraphQL request as the client sends it. */
