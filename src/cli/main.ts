@@ -1,4 +1,5 @@
 // The `switchyard` command line: parses arguments, runs one command, owns the process's exit code and signals.
+import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -20,6 +21,7 @@ import { InvalidCacheRuleError } from '../registry/cache-store.js';
 import { addCacheCommands } from './cache-commands.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { CliError, formatCompositionErrors, integer, withDatabase } from './cli-kit.js';
+import { announceReady, leavePrimary, workerSlot } from './serve-workers.js';
 
 /*
  * Commands load what they run when they run: the router, the demo subgraphs, composition and schema
@@ -27,6 +29,8 @@ import { CliError, formatCompositionErrors, integer, withDatabase } from './cli-
  */
 const routerModule = () => import('./start-router.js');
 const demoModule = () => import('./demo.js');
+const workersModule = () => import('./serve-workers.js');
+const loggerModule = () => import('../telemetry/logger.js');
 const subgraphsModule = () => import('../../subgraphs/index.js');
 const operationCommands = () => import('./operation-commands.js');
 const registryCommands = () => import('./registry-commands.js');
@@ -44,6 +48,33 @@ function routeArgument(value: string): RouteMetadata {
   const parsed = parseRoute(json);
   if (!parsed.ok) throw new InvalidArgumentError(parsed.problems.join('; '));
   return parsed.route;
+}
+
+function workersArgument(value: string): number | 'auto' {
+  if (value === 'auto') return value;
+  return integer('workers', 1)(value);
+}
+
+/**
+ * `serve --workers N` (N > 1), in the primary process: forks the routers, prints the usual ready line
+ * once all of them listen, reloads them on SIGHUP and stops them on SIGINT or SIGTERM.
+ */
+async function serveWithWorkers(config: Config): Promise<void> {
+  const [{ startWorkerPool }, { createLogger }] = await Promise.all([workersModule(), loggerModule()]);
+  const logger = createLogger({ level: config.logLevel });
+  const pool = await startWorkerPool({
+    workers: config.workers,
+    logger,
+    onGiveUp(reason) {
+      console.error(`error: ${reason}`);
+      process.exit(1);
+    },
+  });
+  console.log(`Switchyard router on ${pool.url} (${config.workers} worker processes)`);
+  process.on('SIGHUP', function reloadWorkers() {
+    void pool.reload();
+  });
+  untilSignal(() => pool.close());
 }
 
 const databaseOption = () => new Option('--database-url <url>', 'PostgreSQL URL (default: DATABASE_URL, else the embedded database)');
@@ -85,7 +116,8 @@ function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (options: { port?: number; subgraphPortBase: number; databaseUrl?: string; dataDir?: string }) => {
-      const config = loadConfig({ port: options.port, databaseUrl: options.databaseUrl, dataDir: options.dataDir });
+      // The demo is one process on the embedded database, whatever SWITCHYARD_WORKERS says for `serve`.
+      const config = loadConfig({ port: options.port, databaseUrl: options.databaseUrl, dataDir: options.dataDir, workers: 1 });
       const { startDemo } = await demoModule();
       const demo = await startDemo({ config, subgraphPortBase: options.subgraphPortBase });
       const lines = [
@@ -119,12 +151,20 @@ function buildProgram(): Command {
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .addOption(new Option('--supergraph <file>', 'serve this supergraph file (composed elsewhere), reloaded when it changes'))
-    .action(async (options: { port?: number; host?: string; databaseUrl?: string; dataDir?: string; supergraph?: string }) => {
-      const config = loadConfig({ port: options.port, host: options.host, databaseUrl: options.databaseUrl, dataDir: options.dataDir, supergraphFile: options.supergraph });
+    .addOption(new Option('--workers <n|auto>', 'router processes sharing the port; auto = one per core (default: SWITCHYARD_WORKERS or 1)').argParser(workersArgument))
+    .action(async (options: { port?: number; host?: string; databaseUrl?: string; dataDir?: string; supergraph?: string; workers?: number | 'auto' }) => {
+      const config = loadConfig({ port: options.port, host: options.host, databaseUrl: options.databaseUrl, dataDir: options.dataDir, supergraphFile: options.supergraph, workers: options.workers });
+      if (config.workers > 1 && cluster.isPrimary) return serveWithWorkers(config);
+      // One process, or one worker of the primary above (it re-runs this command): the same router.
+      const slot = workerSlot();
       const { startRouter } = await routerModule();
-      const router = await startRouter({ config });
-      console.log(`Switchyard router on ${router.url}`);
-      untilSignal(() => router.close());
+      const router = await startRouter({ config, metricLabels: slot ? { worker: slot } : undefined });
+      if (slot) announceReady(router.url);
+      else console.log(`Switchyard router on ${router.url}`);
+      untilSignal(async () => {
+        await router.close();
+        if (slot) await leavePrimary();
+      });
     });
 
   const subgraph = program.command('subgraph').description('demo subgraphs and the subgraph registry');
@@ -377,4 +417,7 @@ buildProgram()
   .parseAsync(process.argv)
   .catch((error: unknown) => {
     process.exitCode = report(error);
+    // A worker of `serve --workers` is held alive by its channel to the primary: let go of it, so the
+    // worker exits with this code and the primary sees the failure.
+    if (cluster.isWorker) cluster.worker?.disconnect();
   });

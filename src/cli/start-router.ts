@@ -46,6 +46,8 @@ export interface StartRouterOptions {
   spanExporter?: SpanExporter;
   /** What GraphiQL opens on (the demo's product page); unset, GraphiQL's welcome text. */
   graphiqlDocument?: OpeningDocument;
+  /** Labels on every metric this router exports (`{ worker }` under `serve --workers`). Default: none. */
+  metricLabels?: Readonly<Record<string, string>>;
 }
 
 export interface RunningRouter {
@@ -76,7 +78,7 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 export async function startRouter(options: StartRouterOptions): Promise<RunningRouter> {
   const { config } = options;
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const metrics = createMetrics();
+  const metrics = createMetrics({ defaultLabels: options.metricLabels });
   const tracing = createTracing({ serviceName: config.serviceName, otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio, exporter: options.spanExporter });
   const graph = new GraphHolder();
   // Without a registry (a supergraph file) nothing can set policies: the shipped `*` cost limit is built in.

@@ -5,6 +5,7 @@ import type { ConfigInput } from './schema.js';
 export const ENV_NAMES = {
   port: 'PORT',
   host: 'HOST',
+  workers: 'SWITCHYARD_WORKERS',
   databaseUrl: 'DATABASE_URL',
   redisUrl: 'REDIS_URL',
   dataDir: 'SWITCHYARD_DATA_DIR',
@@ -62,3 +63,16 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Rec
   return input;
 }
 
+
+/**
+ * Set by `serve --workers` in each worker's environment: the worker's slot, 1..N, kept by its
+ * replacements (a restart or a reload), so the `worker` label of its metrics stays the same. Not a
+ * setting: users never set it.
+ */
+export const WORKER_SLOT_ENV = 'SWITCHYARD_WORKER_SLOT';
+
+/** The worker slot a primary gave this process, or undefined outside `serve --workers`. */
+export function workerSlotFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const slot = env[WORKER_SLOT_ENV];
+  return slot && /^\d+$/.test(slot) ? slot : undefined;
+}

@@ -1,5 +1,6 @@
 // loadConfig(): flags over environment over defaults, validated once, every problem reported at once, then frozen.
 import { createPublicKey } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { configSchema, type Config, type ConfigInput } from './schema.js';
 import { configFromEnv, ENV_NAMES } from './env.js';
 
@@ -44,7 +45,11 @@ export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>
   }
   const parsed = result.data;
   const production = parsed.nodeEnv === 'production';
-  const config: Config = { ...parsed, graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production, trustedDocuments: parsed.trustedDocuments ?? (production ? 'allow' : 'off') };
+  const config: Config = {
+    ...parsed,
+    graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production, trustedDocuments: parsed.trustedDocuments ?? (production ? 'allow' : 'off'),
+    workers: parsed.workers === 'auto' ? availableParallelism() : parsed.workers,
+  };
   const conflicts = (options.purpose ?? 'router') === 'router' ? configConflicts(config) : [];
   if (conflicts.length > 0) throw new ConfigError(conflicts);
   return Object.freeze(config);
@@ -72,6 +77,11 @@ function configConflicts(config: Config): string[] {
     if (config.jwtPublicKey && !readablePublicKey(config.jwtPublicKey)) {
       problems.push(`${where('jwtPublicKey')}: not a readable public key; give a PEM public key (SPKI) or an X.509 certificate`);
     }
+  }
+  if (config.workers > 1 && !config.databaseUrl && !config.supergraphFile) {
+    problems.push(
+      `${where('workers')}: ${config.workers} router processes cannot share the embedded database (it lives inside one process): set ${ENV_NAMES.databaseUrl} (--database-url) to a PostgreSQL they share, serve a supergraph file with --supergraph, or run one worker`,
+    );
   }
   if (config.tokenExchangeUrl && !config.subgraphTokens) {
     problems.push(`${where('tokenExchangeUrl')}: set, but ${where('subgraphTokens')} is off, so no token would ever be exchanged: unset one of them`);

@@ -15,12 +15,30 @@ const booleanLike = z.union([z.boolean(), z.string()]).transform((value, context
   return z.NEVER;
 });
 
+/** More router processes than this on one machine is a typo, not a deployment. */
+export const MAX_WORKERS = 256;
+
 export const configSchema = z
   .object({
     /** HTTP port of the router (0 picks a free one). Default 4000. */
     port: port.default(4000),
     /** Interface to bind. Default 127.0.0.1; containers set 0.0.0.0. */
     host: z.string().min(1).default('127.0.0.1'),
+    /**
+     * Router processes of `switchyard serve` sharing its port (decision 012): an integer, or `auto` for
+     * one per core the process may use. Default 1: one process, no primary. Several need a database
+     * they can share (`databaseUrl`) or a supergraph file: the embedded database lives in one process.
+     */
+    workers: z
+      .union([z.number(), z.string()])
+      .transform((value, context) => {
+        if (value === 'auto') return 'auto' as const;
+        const n = Number(value);
+        if (Number.isInteger(n) && n >= 1 && n <= MAX_WORKERS) return n;
+        context.addIssue({ code: 'custom', message: `must be "auto" or an integer from 1 to ${MAX_WORKERS}` });
+        return z.NEVER;
+      })
+      .default(1),
     /** PostgreSQL connection string. Unset: the embedded PGlite database in `dataDir`. */
     databaseUrl: z
       .string()
@@ -173,4 +191,7 @@ export const configSchema = z
 
 export type ConfigInput = z.input<typeof configSchema>;
 type ParsedConfig = z.output<typeof configSchema>;
-export type Config = Readonly<Omit<ParsedConfig, 'graphiql' | 'dashboard' | 'devIssuer' | 'trustedDocuments'> & { graphiql: boolean; dashboard: boolean; devIssuer: boolean; trustedDocuments: 'off' | 'allow' | 'enforce' }>;
+/** The validated settings; `workers: 'auto'` is resolved to a number of processes by then. */
+export type Config = Readonly<
+  Omit<ParsedConfig, 'graphiql' | 'dashboard' | 'devIssuer' | 'trustedDocuments' | 'workers'> & { graphiql: boolean; dashboard: boolean; devIssuer: boolean; trustedDocuments: 'off' | 'allow' | 'enforce'; workers: number }
+>;

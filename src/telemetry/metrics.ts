@@ -66,12 +66,18 @@ export interface MetricsOptions {
   maxOperations?: number;
   /** Also export Node.js process metrics (CPU, memory, event loop). Default true. */
   processMetrics?: boolean;
+  /**
+   * Labels every exported series carries, e.g. `{ worker: '2' }` under `serve --workers` (each worker
+   * process is scraped on its own; decision 012). Default: none, so one process's output is unchanged.
+   */
+  defaultLabels?: Readonly<Record<string, string>>;
 }
 
 const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
   const registry = new Registry();
+  if (options.defaultLabels) registry.setDefaultLabels({ ...options.defaultLabels });
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
   const maxOperations = options.maxOperations ?? 200;
   const knownOperations = new Set<string>();
