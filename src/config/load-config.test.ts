@@ -30,6 +30,20 @@ describe('loadConfig', () => {
     expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off', SWITCHYARD_DASHBOARD: '1' }).dashboard).toBe(true);
   });
 
+  it('runs one router process unless SWITCHYARD_WORKERS or --workers asks for more; auto is one per core', async () => {
+    const { availableParallelism } = await import('node:os');
+    const shared = { DATABASE_URL: 'postgres://u@h/db' };
+    expect(loadConfig({}, {}).workers).toBe(1);
+    expect(loadConfig({}, { ...shared, SWITCHYARD_WORKERS: '3' }).workers).toBe(3);
+    expect(loadConfig({ workers: 'auto' }, shared).workers).toBe(availableParallelism());
+    expect(loadConfig({ workers: 2 }, { SWITCHYARD_SUPERGRAPH_FILE: 'supergraph.graphql' }).workers).toBe(2);
+    expect(() => loadConfig({}, { SWITCHYARD_WORKERS: '0' })).toThrow(/workers \(SWITCHYARD_WORKERS\): must be "auto" or an integer from 1 to 256 \(got "0"\)/);
+    // The embedded database lives inside one process: several need a PostgreSQL they share, or a supergraph file.
+    expect(() => loadConfig({ workers: 2 }, {})).toThrow(/cannot share the embedded database/);
+    // Commands that only use the store ignore it.
+    expect(loadConfig({}, { SWITCHYARD_WORKERS: '2' }, { purpose: 'store' }).workers).toBe(2);
+  });
+
   it('reads REDIS_URL (rate limits shared by the routers), refuses another scheme without echoing its password', () => {
     expect(loadConfig({}, {}).redisUrl).toBeUndefined();
     expect(loadConfig({}, { REDIS_URL: 'redis://:pw@cache:6379/0' }).redisUrl).toBe('redis://:pw@cache:6379/0');
