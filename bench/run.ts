@@ -22,7 +22,7 @@ function selectScenarios(names: readonly string[], backendName: string | undefin
   const unknown = names.filter((name) => !known.includes(name));
   if (unknown.length) throw new UsageError(`unknown scenario ${unknown.join(', ')}; known: ${known.join(', ')}`);
   // Measurements (MEASUREMENTS) run only when named; a run that names only measurements runs no throughput scenario.
-  const selected = names.length > 0 ? SCENARIOS.filter((s) => names.includes(s.name)) : quick ? SCENARIOS.filter((s) => QUICK_SCENARIOS.includes(s.name)) : [...SCENARIOS];
+  const selected = names.length > 0 ? SCENARIOS.filter((s) => names.includes(s.name)) : quick ? SCENARIOS.filter((s) => QUICK_SCENARIOS.includes(s.name)) : SCENARIOS.filter((s) => !s.onlyWhenNamed);
   if (backendName === undefined) return selected;
   return selected.map((scenario) => {
     const offered = [scenario.backend, ...(scenario.alternativeBackends ?? [])];

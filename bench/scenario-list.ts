@@ -9,8 +9,9 @@ import { resilienceOverhead } from './scenarios/resilience-overhead.js';
 import { sectionCacheHits, sectionCacheMisses } from './scenarios/section-cache.js';
 import { securityOverhead } from './scenarios/security-overhead.js';
 import { tracingOverhead } from './scenarios/tracing-overhead.js';
+import { workersScaling } from './scenarios/workers-scaling.js';
 
-export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, securityOverhead, queueOverhead, tracingOverhead, peersHeavy, peersProductPage, peersHello, publishWarmup, sectionCacheHits, sectionCacheMisses];
+export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, securityOverhead, queueOverhead, tracingOverhead, peersHeavy, peersProductPage, peersHello, publishWarmup, sectionCacheHits, sectionCacheMisses, workersScaling];
 
 /** What `--quick` runs when no scenario is named: the comparisons the issues set targets on, in about two minutes. */
 export const QUICK_SCENARIOS: readonly string[] = [resilienceOverhead.name, peersHeavy.name, peersProductPage.name, peersHello.name];

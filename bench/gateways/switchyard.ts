@@ -15,6 +15,13 @@ export interface SwitchyardVariantOptions {
   env?: Record<string, string> | (() => Record<string, string>);
   /** Whether `--before REF` measures this variant from the older build too (`<name>-before`, right after it): Switchyard as shipped. Default false. */
   pairBefore?: boolean;
+  /**
+   * Router processes (`serve --workers N`, decision 012). Default 1: one process on the gateway core.
+   * With 2, the workers are pinned to the gateway core and the load core, which the subgraphs and the
+   * load generator also use: on a 2-core machine the variant shows what a second process buys when the
+   * machine has no idle core, not a clean doubling.
+   */
+  workers?: 1 | 2;
 }
 
 /**
@@ -35,20 +42,26 @@ const BASE_ENV: Readonly<Record<string, string>> = { LOG_LEVEL: 'silent', NODE_E
  * checkout, or an older build for `--before`) on the gateway core, with a CPU profile when asked for
  * (written when the bench stops the process after the last round).
  */
-async function startRouterProcess(context: StartContext, root: string, name: string, extraArgs: string[], env: Record<string, string>, readyTimeoutMs?: number): Promise<RunningGateway> {
+async function startRouterProcess(context: StartContext, root: string, name: string, extraArgs: string[], env: Record<string, string>, readyTimeoutMs?: number, workers = 1): Promise<RunningGateway> {
+  const { gateway, load } = context.cores;
+  const several = workers > 1;
   const child = await context.supervisor.start({
     name: `switchyard (${name})`,
     command: process.execPath,
     args: [
-      ...(context.profileDir ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : []),
+      // Workers inherit the primary's Node.js flags, so N processes would write one profile file: no profile then.
+      ...(context.profileDir && !several ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : []),
       path.join(root, 'bin', 'switchyard.js'),
       'serve',
       '--port',
       '0',
+      ...(several ? ['--workers', String(workers)] : []),
       ...extraArgs,
     ],
     env,
-    core: context.cores.gateway,
+    // Several workers: the gateway core and the next one (a 2-worker variant on a 2-core machine takes both).
+    core: several && gateway !== undefined && load !== undefined ? [gateway, load] : gateway,
+    processTree: several,
     cwd: root,
     ready: /^Switchyard router on (\S+)/,
     ...(readyTimeoutMs !== undefined ? { readyTimeoutMs } : {}),
@@ -63,7 +76,7 @@ export function switchyardVariant(options: SwitchyardVariantOptions): Variant {
     description: options.description,
     async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
       const env = typeof options.env === 'function' ? options.env() : options.env;
-      return startRouterProcess(context, PACKAGE_ROOT, context.instanceName ?? options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env });
+      return startRouterProcess(context, PACKAGE_ROOT, context.instanceName ?? options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env }, undefined, options.workers);
     },
     ...(options.pairBefore ? { before: (build: OlderBuild) => olderSwitchyardVariant(options, build) } : {}),
   };
@@ -84,7 +97,7 @@ function olderSwitchyardVariant(options: SwitchyardVariantOptions, build: OlderB
     async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
       await build.ready(context.log ?? console.log);
       const env = typeof options.env === 'function' ? options.env() : options.env;
-      return startRouterProcess(context, build.root, context.instanceName ?? name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env });
+      return startRouterProcess(context, build.root, context.instanceName ?? name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env }, undefined, options.workers);
     },
   };
 }
@@ -112,6 +125,13 @@ export const switchyardDefaults = switchyardVariant({
   name: 'switchyard',
   description: 'shipped defaults (resilience on, per-subgraph tokens on), SWITCHYARD_AUTH_MODE=off',
   pairBefore: true,
+});
+
+/** The shipped defaults in two router processes (`serve --workers 2`), on the gateway core and the load core. */
+export const switchyardTwoWorkers = switchyardVariant({
+  name: 'switchyard-2-workers',
+  description: 'shipped defaults, serve --workers 2 (pinned to both cores)',
+  workers: 2,
 });
 
 export interface SwitchyardRegistryVariantOptions {

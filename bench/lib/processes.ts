@@ -12,8 +12,13 @@ export interface ProcessSpec {
   args: readonly string[];
   /** Added to the bench's own environment. */
   env?: Record<string, string>;
-  /** CPU core to pin the process to with `taskset`; undefined (or no taskset) leaves it free. */
-  core?: number;
+  /** CPU core (or cores) to pin the process to with `taskset`; undefined (or no taskset) leaves it free. */
+  core?: number | readonly number[];
+  /**
+   * The process forks workers that do the work (`switchyard serve --workers`): CPU time, memory, pause
+   * and resume then cover the process and all its descendants. Default false: the process alone.
+   */
+  processTree?: boolean;
   /** The first stdout line matching this is the ready signal; group 1 is what it announces (ChildHandle.announced). Default: the first http(s) URL. */
   ready?: RegExp;
   /** How long to wait for the ready line, in ms. Default 30000. */
@@ -140,7 +145,8 @@ export class ProcessSupervisor {
     const pinned = this.#pinning && spec.core !== undefined;
     // taskset execs the command, so the child's pid is the command's own pid and /proc/<pid> measures it.
     const command = pinned ? 'taskset' : spec.command;
-    const args = pinned ? ['-c', String(spec.core), spec.command, ...spec.args] : [...spec.args];
+    const cpuList = typeof spec.core === 'number' ? String(spec.core) : spec.core?.join(',');
+    const args = pinned ? ['-c', cpuList!, spec.command, ...spec.args] : [...spec.args];
     const child = spawn(command, args, { cwd: spec.cwd, env: { ...process.env, ...spec.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     // A command that cannot start emits 'error' and never 'exit'.
     const exited = new Promise<void>((resolve) => {
@@ -164,27 +170,54 @@ export class ProcessSupervisor {
       throw error;
     }
     const pid = child.pid!;
+    const tree = spec.processTree ?? false;
+    /** The pids measured and signalled: the process, and with processTree its descendants of the moment. */
+    const pids = () => (tree ? [pid, ...descendantsOf(pid)] : [pid]);
     let peakKb: number | undefined;
     const sample = () => {
-      const { hwmKb, rssKb } = readMemoryKb(pid);
-      const seen = hwmKb ?? rssKb;
-      if (seen !== undefined) peakKb = Math.max(peakKb ?? 0, seen);
+      // A tree's peak is the largest sum of its processes' own peaks seen at one sample.
+      let sum: number | undefined;
+      for (const each of pids()) {
+        const { hwmKb, rssKb } = readMemoryKb(each);
+        const seen = hwmKb ?? rssKb;
+        if (seen !== undefined) sum = (sum ?? 0) + seen;
+      }
+      if (sum !== undefined) peakKb = Math.max(peakKb ?? 0, sum);
+    };
+    const signal = (name: NodeJS.Signals) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // Children first when pausing, so none is left running behind a stopped parent; the parent first when resuming.
+      const targets = name === 'SIGSTOP' ? pids().reverse() : pids();
+      for (const each of targets) {
+        try {
+          process.kill(each, name);
+        } catch {
+          // Gone since it was listed.
+        }
+      }
     };
     return {
       name: spec.name,
       pid,
       announced,
-      cpuMs: () => readProcessCpuMs(pid),
+      cpuMs: () => {
+        if (!tree) return readProcessCpuMs(pid);
+        let total = 0;
+        for (const each of pids()) {
+          const ms = readProcessCpuMs(each);
+          if (ms === undefined && each === pid) return undefined;
+          total += ms ?? 0;
+        }
+        return total;
+      },
       peakRssKb: () => peakKb,
       sample,
-      pause: () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGSTOP');
-      },
-      resume: () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
-      },
+      pause: () => signal('SIGSTOP'),
+      resume: () => signal('SIGCONT'),
       stop: (graceMs = 5_000) => {
         sample();
+        // A paused tree's workers must run to drain when their parent tells them to stop.
+        if (tree) signal('SIGCONT');
         return stopChild(child, exited, graceMs);
       },
     };

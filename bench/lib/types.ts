@@ -136,6 +136,8 @@ export interface Scenario {
    * logged with the measurement. Default: nothing.
    */
   whileMeasured?(run: MeasuredRun): Promise<string | void>;
+  /** Run only when named with `--scenario` (not in the default or `--quick` run), e.g. a comparison outside the default run's time budget. Default false. */
+  readonly onlyWhenNamed?: boolean;
   /** Shortest measured window this scenario's work fits in, in ms: a shorter --duration is raised to it (the report says so). Default: none. */
   readonly minDurationMs?: number;
 }
