@@ -21,7 +21,7 @@ import { InvalidCacheRuleError } from '../registry/cache-store.js';
 import { addCacheCommands } from './cache-commands.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { CliError, formatCompositionErrors, integer, withDatabase } from './cli-kit.js';
-import { announceReady, leavePrimary, workerSlot } from './serve-workers.js';
+import { announceReady, leavePrimary, workerSlot, type WorkerPool } from './serve-workers.js';
 
 /*
  * Commands load what they run when they run: the router, the demo subgraphs, composition and schema
@@ -62,7 +62,13 @@ function workersArgument(value: string): number | 'auto' {
 async function serveWithWorkers(config: Config): Promise<void> {
   const [{ startWorkerPool }, { createLogger }] = await Promise.all([workersModule(), loggerModule()]);
   const logger = createLogger({ level: config.logLevel });
-  const pool = await startWorkerPool({
+  let pool: WorkerPool | undefined = undefined;
+  // Registered first: SIGHUP's default action would end the primary while its workers start.
+  process.on('SIGHUP', function reloadWorkers() {
+    if (pool) void pool.reload();
+    else logger.info('reload ignored: the workers are still starting');
+  });
+  pool = await startWorkerPool({
     workers: config.workers,
     logger,
     onGiveUp(reason) {
@@ -71,10 +77,8 @@ async function serveWithWorkers(config: Config): Promise<void> {
     },
   });
   console.log(`Switchyard router on ${pool.url} (${config.workers} worker processes)`);
-  process.on('SIGHUP', function reloadWorkers() {
-    void pool.reload();
-  });
-  untilSignal(() => pool.close());
+  const running = pool;
+  untilSignal(() => running.close());
 }
 
 const databaseOption = () => new Option('--database-url <url>', 'PostgreSQL URL (default: DATABASE_URL, else the embedded database)');
