@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../src/gateway/compose.js';
 import { demoSubgraphs, type RunningSubgraph } from '../../subgraphs/index.js';
 import { runCli, startCli, type CliProcess } from '../helpers/cli.js';
-import { createTestStore, type TestStore } from '../helpers/database.js';
+import { createTestStore, TEST_DATABASE_URL, type TestStore } from '../helpers/database.js';
+import { eventually } from '../helpers/http.js';
+import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-subgraph.js';
 
 const PRODUCT_PAGE = '{ product(id: "3") { name price reviews { rating } inventory { inStock } } }';
 
@@ -200,6 +202,41 @@ describe('switchyard serve --workers 2 --supergraph FILE', () => {
     expect(await router.stop()).toBe(0);
     for (const pid of pids) expect(alive(pid)).toBe(false);
   });
+});
+
+describe.runIf(TEST_DATABASE_URL)('switchyard serve --workers 2 on PostgreSQL (registry mode)', () => {
+  let store: TestStore;
+  let product: RunningSubgraph;
+  let fixture: RunningFixture;
+  let router: CliProcess | undefined;
+  afterAll(async () => {
+    await router?.stop();
+    await fixture?.close();
+    await product?.close();
+    await store?.destroy();
+  });
+
+  it('serves the registry from both workers, and both follow a publish', async () => {
+    store = await createTestStore();
+    const env = { DATABASE_URL: store.databaseUrl! };
+    product = await demoSubgraphs.product({ env: {} }).listen(0);
+    expect((await runCli(['subgraph', 'publish', 'product', '--url', product.url], env)).code).toBe(0);
+    router = startCli(['serve', '--workers', '2', '--port', '0'], env);
+    const url = (await router.waitFor(/Switchyard router on (http:\/\/\S+\/graphql) \(2 worker processes\)/, 60_000))[1]!;
+    const seen = new Set<string>();
+    for (let i = 0; i < 10 && seen.size < 2; i++) seen.add(await scrapeWorker(url.replace(/\/graphql$/, '/metrics')));
+    expect([...seen].sort()).toEqual(['1', '2']);
+
+    fixture = await startFixtureSubgraph({
+      sdl: 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])\ntype Product @key(fields: "id") { id: ID! rank: Int! }',
+      resolvers: { Product: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, rank: 100 - Number(ref.id) }) } },
+    });
+    expect((await runCli(['subgraph', 'publish', 'ranks', '--url', fixture.url], env)).code).toBe(0);
+    // Four fresh connections in a row reach both workers: each must serve the new field.
+    const rankOf = async () => JSON.parse((await query(url, '{ product(id: "1") { rank } }')).body).data?.product?.rank;
+    await eventually(async () => (await Promise.all([rankOf(), rankOf(), rankOf(), rankOf()])).every((rank) => rank === 99), { what: 'both workers to serve the publish' });
+    expect(await router.stop()).toBe(0);
+  }, 90_000);
 });
 
 describe('switchyard serve --workers without a shared database', () => {
