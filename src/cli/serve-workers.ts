@@ -181,9 +181,8 @@ export async function startWorkerPool(options: WorkerPoolOptions): Promise<Worke
       restartTimers.delete(timer);
       // A reload may have filled the slot meanwhile.
       if (closing || current.has(slot)) return;
-      const fresh = spawn(slot);
-      current.set(slot, fresh.worker);
-      fresh.ready.catch(() => {}); // its exit is handled by onWorkerExit, like any crash
+      // Its readiness needs no waiter: if it dies too, onWorkerExit handles it like any crash.
+      current.set(slot, spawn(slot).worker);
     }, delayMs);
     restartTimers.add(timer);
   }
