@@ -1,5 +1,6 @@
 // The section cache's storage: this router's memory first, then Redis shared by every router when configured.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { newRedisClient } from './redis-client.js';
 import { MemorySections, expiresAt } from './memory-sections.js';
 import { RedisSections, type RedisBreakerOptions } from './redis-sections.js';
 
@@ -177,7 +178,7 @@ function openRedis(config: NonNullable<SectionStoreOptions['redis']>, now: () =>
  */
 function connect(url: string | undefined): Redis {
   if (!url) throw new Error('section store: redis needs a url or a client');
-  const client = new Redis(url, {
+  const client = newRedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: OWNED_CLIENT_COMMAND_TIMEOUT_MS,

@@ -18,7 +18,7 @@ import { createRouter, type Router } from '../router.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
 import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
 import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
-import { Redis } from 'ioredis';
+import { newRedisClient } from '../cache/redis-client.js';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
 import { forbiddenField } from '../plugins/use-authorization.js';
 import { createAuditWriter, type AuditWriter } from '../registry/audit-writer.js';
@@ -274,7 +274,7 @@ const REDIS_CONNECT_WAIT_MS = 2_000;
  * process's buckets, counted in switchyard_rate_limit_fallbacks_total; the outage is logged once.
  */
 async function connectRateLimitBuckets(url: string, metrics: RouterMetrics, logger: Logger): Promise<TokenBuckets> {
-  const redis = new Redis(url, {
+  const redis = newRedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,

@@ -13,7 +13,6 @@ import { createDocumentText, type DocumentText } from '../cache/document-text.js
 import type { RouteMetadata } from '../registry/route.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
-import { composeSupergraph } from './compose.js';
 import { buildGatewaySchema, type SubgraphEndpoint } from './gateway-schema.js';
 import { createQueryPlanner, type QueryPlanner, type QueryPlannerOptions } from './plan/query-planner.js';
 import { readSdlHints, type CacheRuleBook } from '../cache/cache-hints.js';
@@ -177,6 +176,8 @@ export function createRegistryGraphSource(options: RegistryGraphSourceOptions): 
         options.holder.swap(undefined);
         return;
       }
+      // Loaded on the first registry reload: a router serving a supergraph file never composes (30 MB of resident memory).
+      const { composeSupergraph } = await import('./compose.js');
       const outcome = composeSupergraph(records);
       if (!outcome.ok) {
         options.metrics?.schemaReloads.inc({ result: 'failed' });
