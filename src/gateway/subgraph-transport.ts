@@ -1,6 +1,6 @@
 // One HTTP attempt to a subgraph over the shared keep-alive pool: POST the operation, read a GraphQL response.
 import { print, type DocumentNode, type ExecutionResult } from 'graphql';
-import { request as httpRequest, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { ExecutionRequest } from '@graphql-tools/utils';
 import { UpstreamFailure, failureFromAbort, type CallHandler } from '../resilience/subgraph-call.js';
 
@@ -57,6 +57,10 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND
  */
 export function createHttpTransport(options: TransportOptions): CallHandler {
   const { name, url, dispatcher } = options;
+  // Parsed once: undici's top-level request() parses the URL string again on every call.
+  const target = new URL(url);
+  const origin = target.origin;
+  const path = `${target.pathname}${target.search}`;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'application/graphql-response+json, application/json',
@@ -68,7 +72,7 @@ export function createHttpTransport(options: TransportOptions): CallHandler {
     let response: Dispatcher.ResponseData;
     let text: string;
     try {
-      response = await httpRequest(url, { method: 'POST', headers: call.headers ? { ...headers, ...call.headers } : headers, body, signal: call.signal, dispatcher });
+      response = await dispatcher.request({ origin, path, method: 'POST', headers: call.headers ? { ...headers, ...call.headers } : headers, body, signal: call.signal });
       text = await response.body.text();
     } catch (error) {
       if (call.signal.aborted) throw failureFromAbort(call.signal.reason, name);
