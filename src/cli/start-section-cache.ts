@@ -45,6 +45,7 @@ export async function startSectionCache(setup: SectionCacheSetup): Promise<Route
   const purges = new PurgeIndex();
   const rules = new CacheRuleBook();
   let redisWarned = false;
+  const cacheRequestCounters = new Map<string, { inc(value: number): void }>();
   const store: SectionStore = createSectionStore({
     maxBytes: config.cacheMaxBytes,
     redis: config.redisUrl ? { url: config.redisUrl, prefix: config.cacheRedisPrefix } : undefined,
@@ -73,7 +74,11 @@ export async function startSectionCache(setup: SectionCacheSetup): Promise<Route
       return { id, perUserToken: setup.perUserTokens };
     },
     onResult(subgraph, type, result, count) {
-      metrics.cacheRequests.inc({ subgraph, type, result }, count);
+      // The labelled child once per label set: prom-client hashes the labels object on every inc().
+      const labels = `${subgraph}\u0000${type}\u0000${result}`;
+      let counter = cacheRequestCounters.get(labels);
+      if (!counter) cacheRequestCounters.set(labels, (counter = metrics.cacheRequests.labels({ subgraph, type, result })));
+      counter.inc(count);
       if (result === 'stale') metrics.staleSections.inc({ subgraph }, count);
     },
     async purgeEntities(entities: ReturnedEntity[]) {

@@ -283,8 +283,9 @@ export class RequestSections {
     if (deadlineAt !== undefined && performance.now() > deadlineAt) return;
     const fetchedAt = this.#cache.now();
     const subgraph = subgraphTag(fetch.subgraph);
+    const typeTags = part.policy.types.map(typeTag);
     const sections = entries.map(([key, value, representation]): readonly [string, CachedSection] => {
-      const named = new Set(part.policy.types.map(typeTag));
+      const named = new Set(typeTags);
       this.#cache.collectEntityTags(value, named);
       // The entity's own tag comes from what it was looked up by (its answer need not repeat its key).
       if (step.entityType !== undefined && representation) this.#cache.entityTagsOf(step.entityType, representation, named);
