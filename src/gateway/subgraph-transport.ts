@@ -69,17 +69,16 @@ export function createHttpTransport(options: TransportOptions): CallHandler {
   return async function sendToSubgraph(call): Promise<ExecutionResult> {
     const { request } = call;
     const body = requestBody(request);
-    let response: Dispatcher.ResponseData;
-    let text: string;
+    let response: PostResponse;
     try {
-      response = await dispatcher.request({ origin, path, method: 'POST', headers: call.headers ? { ...headers, ...call.headers } : headers, body, signal: call.signal });
-      text = await response.body.text();
+      response = await post(dispatcher, { origin, path, method: 'POST', headers: call.headers ? { ...headers, ...call.headers } : headers, body }, call.signal);
     } catch (error) {
       if (call.signal.aborted) throw failureFromAbort(call.signal.reason, name);
       const code = (error as { code?: string }).code;
       const why = code && NETWORK_CODES.has(code) ? 'is unreachable' : 'could not be called';
       throw new UpstreamFailure('SUBGRAPH_UNAVAILABLE', 'network', `subgraph "${name}" ${why}`);
     }
+    const text = response.text;
     let parsed: ExecutionResult | undefined;
     try {
       const value = JSON.parse(text) as ExecutionResult;
@@ -88,11 +87,67 @@ export function createHttpTransport(options: TransportOptions): CallHandler {
       parsed = undefined;
     }
     if (parsed === undefined) {
-      const status = response.statusCode;
+      const status = response.status;
       const code = status === 502 || status === 503 || status === 504 ? 'SUBGRAPH_UNAVAILABLE' : 'SUBGRAPH_ERROR';
       throw new UpstreamFailure(code, 'http', `subgraph "${name}" answered HTTP ${status} without a GraphQL response`, status);
     }
     bodies.set(parsed, text);
     return parsed;
   };
+}
+
+interface PostResponse {
+  status: number;
+  text: string;
+}
+
+/**
+ * One request on the dispatcher's keep-alive pool, its body collected as text. Why not undici's
+ * `request()`: its answer is a Readable stream (with its own abort listener and a `text()` that
+ * consumes it through the stream machinery), and a router reads every subgraph body whole anyway;
+ * that stream was most of undici's share of a product page's CPU. The pool, the connections and
+ * the HTTP/1.1 client stay undici's. The promise rejects as soon as `signal` fires; a request
+ * still queued for a connection is aborted when it starts.
+ */
+function post(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, signal: AbortSignal): Promise<PostResponse> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let controller: Dispatcher.DispatchController | undefined;
+    let status = 0;
+    const chunks: Buffer[] = [];
+    let settled = false;
+    const onAbort = () => {
+      settle();
+      controller?.abort(signal.reason as Error);
+      reject(signal.reason);
+    };
+    function settle(): boolean {
+      if (settled) return false;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      return true;
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    dispatcher.dispatch(options, {
+      onRequestStart(started) {
+        controller = started;
+        if (settled) started.abort(signal.reason as Error);
+      },
+      onResponseStart(_controller, statusCode) {
+        status = statusCode;
+      },
+      onResponseData(_controller, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        if (settle()) resolve({ status, text: chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8') });
+      },
+      onResponseError(_controller, error) {
+        if (settle()) reject(error);
+      },
+    });
+  });
 }
