@@ -10,6 +10,7 @@ import {
   Kind,
   locatedError,
   visit,
+  type ASTVisitor,
   type DocumentNode,
   type ExecutionResult,
   type FieldNode,
@@ -127,10 +128,10 @@ function compileOperation(schema: GraphQLSchema, document: DocumentNode, operati
 /** Names of the variables that `@skip(if:)` and `@include(if:)` read anywhere in the operation or its fragments. */
 function conditionVariablesOf(operation: OperationDefinitionNode, fragments: Record<string, FragmentDefinitionNode>): string[] {
   const names = new Set<string>();
-  const visitor = {
-    Directive(node: { name: { value: string }; arguments?: readonly { value: { kind: Kind; name?: { value: string } } }[] }) {
+  const visitor: ASTVisitor = {
+    Directive(node) {
       if (node.name.value !== 'skip' && node.name.value !== 'include') return;
-      for (const argument of node.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) names.add(argument.value.name!.value);
+      for (const argument of node.arguments ?? []) if (argument.value.kind === Kind.VARIABLE) names.add(argument.value.name.value);
     },
   };
   visit(operation, visitor);
