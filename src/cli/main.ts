@@ -21,7 +21,7 @@ import { InvalidCacheRuleError } from '../registry/cache-store.js';
 import { addCacheCommands } from './cache-commands.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { CliError, formatCompositionErrors, integer, withDatabase } from './cli-kit.js';
-import { announceReady, leavePrimary, workerSlot, type WorkerPool } from './serve-workers.js';
+import { announceReady, leavePrimary, startWorkerPool, workerSlot, type WorkerPool } from './serve-workers.js';
 
 /*
  * Commands load what they run when they run: the router, the demo subgraphs, composition and schema
@@ -29,7 +29,6 @@ import { announceReady, leavePrimary, workerSlot, type WorkerPool } from './serv
  */
 const routerModule = () => import('./start-router.js');
 const demoModule = () => import('./demo.js');
-const workersModule = () => import('./serve-workers.js');
 const loggerModule = () => import('../telemetry/logger.js');
 const subgraphsModule = () => import('../../subgraphs/index.js');
 const operationCommands = () => import('./operation-commands.js');
@@ -60,7 +59,7 @@ function workersArgument(value: string): number | 'auto' {
  * once all of them listen, reloads them on SIGHUP and stops them on SIGINT or SIGTERM.
  */
 async function serveWithWorkers(config: Config): Promise<void> {
-  const [{ startWorkerPool }, { createLogger }] = await Promise.all([workersModule(), loggerModule()]);
+  const { createLogger } = await loggerModule();
   const logger = createLogger({ level: config.logLevel });
   let pool: WorkerPool | undefined = undefined;
   // Registered first: SIGHUP's default action would end the primary while its workers start.

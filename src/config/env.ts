@@ -63,7 +63,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<Rec
   return input;
 }
 
-
 /**
  * Set by `serve --workers` in each worker's environment: the worker's slot, 1..N, kept by its
  * replacements (a restart or a reload), so the `worker` label of its metrics stays the same. Not a
