@@ -2,7 +2,7 @@
 import type { CachedSection } from './section-store.js';
 
 /**
- * What one entry is taken to cost, in bytes: key length + json length + the tags' lengths + 64.
+ * What one entry is taken to cost, in bytes: key length + json length + the tags' lengths (when made) + 64.
  * An estimate, not a measurement: V8 stores a one-byte string in about its length in bytes (two per
  * UTF-16 unit when it holds other characters), and 64 stands for the Map slot, the entry object and its
  * numbers. Sections are mostly JSON text, so the text dominates and the bound holds within a small factor.
@@ -11,7 +11,7 @@ const ENTRY_OVERHEAD_BYTES = 64;
 
 export function entryBytes(key: string, section: CachedSection): number {
   let bytes = ENTRY_OVERHEAD_BYTES + key.length + section.json.length;
-  for (const tag of section.tags) bytes += tag.length;
+  for (const tag of section.tags ?? []) bytes += tag.length;
   return bytes;
 }
 

@@ -23,6 +23,8 @@ export class PurgeIndex {
   readonly #tagSeq = new Map<string, number>();
   #allSeq = -Infinity;
   #latestSeq = 0;
+  /** The highest seq of any tag purge: a section fetched after it needs no look at its tags at all. */
+  #latestTagSeq = -Infinity;
 
   apply(purges: readonly Purge[]): void {
     for (const { seq, tags } of purges) {
@@ -32,6 +34,7 @@ export class PurgeIndex {
         if (seq > this.#allSeq) this.#allSeq = seq;
         continue;
       }
+      if (seq > this.#latestTagSeq) this.#latestTagSeq = seq;
       for (const tag of tags) {
         const known = this.#tagSeq.get(tag);
         if (known === undefined || seq > known) this.#tagSeq.set(tag, seq);
@@ -49,9 +52,15 @@ export class PurgeIndex {
     return this.#tagSeq.size;
   }
 
-  isPurged(section: Pick<CachedSection, 'tags' | 'purgeSeq'>): boolean {
+  /**
+   * Whether a purge came after the section's fetch and names one of its tags. `tagsOf` is asked only
+   * when some tag purge is newer than the section: in the common case (no purge since the fetch) the
+   * tags are never made, so a write need not make them (section-cache.ts makes them from the value).
+   */
+  isPurged(section: Pick<CachedSection, 'purgeSeq'>, tagsOf: () => Iterable<string>): boolean {
     if (this.#allSeq > section.purgeSeq) return true;
-    for (const tag of section.tags) {
+    if (this.#latestTagSeq <= section.purgeSeq) return false;
+    for (const tag of tagsOf()) {
       const seq = this.#tagSeq.get(tag);
       if (seq !== undefined && seq > section.purgeSeq) return true;
     }

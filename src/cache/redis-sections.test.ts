@@ -15,7 +15,7 @@ const OTHER_PREFIX = `${BASE_PREFIX}b:`;
 const DOWN_URL = 'redis://127.0.0.1:1';
 
 function section(json: string, overrides: Partial<CachedSection> = {}): CachedSection {
-  return { json, fetchedAt: Date.now(), maxAgeMs: 60_000, staleMs: 30_000, tags: ['s:products', 'e:Product:{"upc":"1"}'], purgeSeq: 4, ...overrides };
+  return { json, fetchedAt: Date.now(), maxAgeMs: 60_000, staleMs: 30_000, purgeSeq: 4, ...overrides };
 }
 
 const stores: SectionStore[] = [];
@@ -51,14 +51,18 @@ afterAll(async () => {
 
 describe('Redis value format', () => {
   it('round-trips a section without encoding its JSON text twice', () => {
-    const value = section('{"name":"Chair","note":"line\\nbreak"}', { tags: ['t:A\nB'] });
+    const value = section('{"name":"Chair","note":"line\\nbreak"}');
     const encoded = encodeSection(value);
     expect(encoded.split('\n')[1]).toBe(value.json);
     expect(decodeSection(encoded)).toEqual(value);
   });
 
+  it('reads values of the format that carried purge tags (a router of the previous version wrote them), without the tags', () => {
+    expect(decodeSection('[1,5,60000,30000,4,["s:products"]]\n{"upc":"1"}')).toEqual({ json: '{"upc":"1"}', fetchedAt: 5, maxAgeMs: 60_000, staleMs: 30_000, purgeSeq: 4 });
+  });
+
   it('refuses what it did not write', () => {
-    for (const bad of ['garbage', '[1,2]\n{}', 'not json\n{}', '[2,1,1,1,1,[]]\n{}', '[1,1,1,1,1,[3]]\n{}', '[1,1,1,1,"x",[]]\n{}', '[1,1,1,1,1,[]]\n']) {
+    for (const bad of ['garbage', '[2,2]\n{}', 'not json\n{}', '[3,1,1,1,1]\n{}', '[2,1,1,1,1,[]]\n{}', '[1,1,1,1,1]\n{}', '[2,1,1,1,"x"]\n{}', '[2,1,1,1,1]\n']) {
       expect(() => decodeSection(bad), bad).toThrow(/cached section in Redis/);
     }
   });

@@ -13,15 +13,23 @@ export interface CachedSection {
   maxAgeMs: number;
   /** Then kept this much longer as a stale fallback (served only while the subgraph fails), in ms. */
   staleMs: number;
-  /** Tags a purge can name: `s:<subgraph>`, `t:<Type>`, `e:<Type>:<canonical key>` (see tags.ts). */
-  tags: readonly string[];
+  /**
+   * Tags a purge can name: `s:<subgraph>`, `t:<Type>`, `e:<Type>:<canonical key>` (see tags.ts). Not
+   * stored: the reader makes them from the value, and only when a purge newer than the section asks
+   * (purge-index.ts); a copy in memory keeps them once made.
+   */
+  tags?: readonly string[];
   /** The highest purge sequence number the storing router knew when the fetch began. */
   purgeSeq: number;
 }
 
 export interface SectionStore {
-  /** Sections by key, in the same order; undefined for a miss or an entry past fetchedAt+maxAgeMs+staleMs. Never throws; never waits on Redis longer than its budget. */
-  getMany(keys: readonly string[]): Promise<(CachedSection | undefined)[]>;
+  /**
+   * Sections by key, in the same order; undefined for a miss or an entry past fetchedAt+maxAgeMs+staleMs.
+   * Answered at once (no promise) when memory decides every key, which is always the case without Redis.
+   * Never throws or rejects; never waits on Redis longer than its budget.
+   */
+  getMany(keys: readonly string[]): (CachedSection | undefined)[] | Promise<(CachedSection | undefined)[]>;
   /** Stores sections: memory at once, Redis in the background (pipelined, TTL = maxAge + stale, less the time since fetchedAt). Never throws; Redis errors only counted. */
   setMany(entries: readonly (readonly [key: string, section: CachedSection])[]): void;
   /** Removes keys from memory (and Redis, background). */
@@ -100,17 +108,30 @@ export function createSectionStore(options: SectionStoreOptions = {}): SectionSt
   }
 
   return {
-    async getMany(keys) {
-      const found: (CachedSection | undefined)[] = new Array(keys.length).fill(undefined);
+    getMany(keys) {
+      const found: (CachedSection | undefined)[] = [];
+      let fresh = 0;
       try {
         const at = now();
-        for (const [index, key] of keys.entries()) found[index] = memory.get(key, at);
-        if (redis) await readThrough(keys, found, redis);
+        for (const key of keys) {
+          const section = memory.get(key, at);
+          if (section && section.fetchedAt + section.maxAgeMs > at) fresh += 1;
+          found.push(section);
+        }
       } catch (error) {
         // Not expected (the tiers do not throw); a cache must still never fail a request.
         report('memory', error);
+        return keys.map(() => undefined);
       }
-      return found;
+      // A promise (and its turns of the event loop) only when Redis may add something.
+      if (!redis || fresh === keys.length) return found;
+      return readThrough(keys, found, redis).then(
+        () => found,
+        (error: unknown) => {
+          report('memory', error);
+          return found;
+        },
+      );
     },
     setMany(entries) {
       try {

@@ -118,7 +118,8 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
   let read: SectionRead | undefined;
   if (part) {
     key = sections!.keyOf(fetch, part);
-    [read] = await sections!.read(fetch, step, part, [key]);
+    const reads = sections!.read(fetch, step, part, [key]);
+    [read] = reads instanceof Promise ? await reads : reads;
     if (read.fresh !== undefined) {
       Object.assign(data, read.fresh as Data);
       return;
@@ -133,7 +134,7 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
   }
   const answer = result.data as Data | null | undefined;
   if (part && answer && errors.length === 0) {
-    sections!.write(fetch, step, part, [[key!, answer]]);
+    sections!.write(part, [[key!, answer]]);
     sections!.noteFetched(part);
   }
   if (answer) for (const name of Object.keys(answer)) data[name] = answer[name];
@@ -197,7 +198,10 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
   }
   if (lookups.every((l) => l.targets.length === 0)) return;
   // 5. Entities the cache holds fresh are answered from it; only the others are sent.
-  if (sections) await readFromCache(fetch, lookups, sections);
+  if (sections) {
+    const reading = readFromCache(fetch, lookups, sections);
+    if (reading) await reading;
+  }
   if (lookups.every((l) => l.sent.length === 0)) return;
   const requestVariables = fetchVariables(fetch, variables, {});
   for (const { step, representations, sent } of lookups) requestVariables[step.representationsVariable!] = sent.map((index) => representations[index]);
@@ -212,7 +216,7 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     // 6. A subgraph that could not answer: stale copies stand in for the entities that have one.
     if (unanswered && lookup.reads && sections!.staleAllowed(fetch)) serveStale(fetch, lookup, sections!, String(errors[0].extensions?.code));
     if (Array.isArray(entities)) {
-      if (lookup.part && errors.length === 0) storeAnswers(fetch, lookup, entities, sections!);
+      if (lookup.part && errors.length === 0) storeAnswers(lookup, entities, sections!);
       sent.forEach((original, index) => {
         const entity = entities[index] as Data | null;
         if (entity === null || typeof entity !== 'object') return;
@@ -273,45 +277,50 @@ function identityOf(tree: FieldSetTree): (representation: Data) => unknown {
   };
 }
 
-/** Looks up every step's representations at once; fresh copies are merged, the rest stay to be sent. */
-async function readFromCache(fetch: Fetch, lookups: Lookup[], sections: RequestSections): Promise<void> {
-  const reading: Promise<void>[] = [];
+/**
+ * Looks up every step's representations at once; fresh copies are merged, the rest stay to be sent.
+ * A promise only when the store must ask Redis: from memory alone the look-up takes no turn of the event loop.
+ */
+function readFromCache(fetch: Fetch, lookups: Lookup[], sections: RequestSections): Promise<void> | undefined {
+  let reading: Promise<void>[] | undefined;
   for (const lookup of lookups) {
     if (lookup.representations.length === 0) continue;
     const part = sections.usable(fetch, lookup.step, lookup.representations.length);
     if (!part) continue;
     lookup.part = part;
     lookup.keys = lookup.representations.map((representation) => sections.keyOf(fetch, part, representation));
-    reading.push(
-      sections.read(fetch, lookup.step, part, lookup.keys).then((reads) => {
-        lookup.reads = reads;
-        const sent: number[] = [];
-        reads.forEach((read, index) => {
-          if (read.fresh === undefined) {
-            sent.push(index);
-            return;
-          }
-          for (const object of lookup.byRepresentation[index]) {
-            if (lookup.step.resolvesType && typeof (read.fresh as Data).__typename === 'string') object.__typename = (read.fresh as Data).__typename;
-            if (read.fresh !== null) mergeInto(object, read.fresh as Data);
-          }
-        });
-        lookup.sent = sent;
-        if (sent.length > 0) sections.noteFetched(part);
-      }),
-    );
+    const reads = sections.read(fetch, lookup.step, part, lookup.keys, lookup.representations);
+    if (reads instanceof Promise) (reading ??= []).push(reads.then((answered) => useReads(lookup, part, answered, sections)));
+    else useReads(lookup, part, reads, sections);
   }
-  await Promise.all(reading);
+  return reading && Promise.all(reading).then(() => undefined);
+}
+
+function useReads(lookup: Lookup, part: UsablePart, reads: SectionRead[], sections: RequestSections): void {
+  lookup.reads = reads;
+  const sent: number[] = [];
+  reads.forEach((read, index) => {
+    if (read.fresh === undefined) {
+      sent.push(index);
+      return;
+    }
+    for (const object of lookup.byRepresentation[index]) {
+      if (lookup.step.resolvesType && typeof (read.fresh as Data).__typename === 'string') object.__typename = (read.fresh as Data).__typename;
+      if (read.fresh !== null) mergeInto(object, read.fresh as Data);
+    }
+  });
+  lookup.sent = sent;
+  if (sent.length > 0) sections.noteFetched(part);
 }
 
 /** Stores each answered entity under its key; none when the answer has any error (a pathless one may concern any). */
-function storeAnswers(fetch: Fetch, lookup: Lookup, entities: unknown[], sections: RequestSections): void {
-  const entries: [string, unknown, Data][] = [];
+function storeAnswers(lookup: Lookup, entities: unknown[], sections: RequestSections): void {
+  const entries: [string, unknown][] = [];
   lookup.sent.forEach((original, index) => {
     const entity = entities[index];
-    if (entity !== undefined) entries.push([lookup.keys![original], entity, lookup.representations[original]]);
+    if (entity !== undefined) entries.push([lookup.keys![original], entity]);
   });
-  sections.write(fetch, lookup.step, lookup.part!, entries);
+  sections.write(lookup.part!, entries);
 }
 
 /** Merges stale copies into the objects of the sent entities that have one; those are then answered. */

@@ -166,18 +166,33 @@ export class SectionCache {
     return [...tags.values()];
   }
 
-  /** Tags of every entity in a value (objects with a `__typename` and their key fields), for stored parts. */
-  collectEntityTags(value: unknown, into: Set<string>): void {
+  /**
+   * The purge tags of a stored part: its subgraph; its types and every entity in its value (objects
+   * with a `__typename` and their key fields), plus the entity it was looked up by (its answer need not
+   * repeat its key); each type and entity tag also within the subgraph, for a purge naming both
+   * (`--type T --subgraph S`). Made from the value by whichever router reads the part.
+   */
+  tagsOf(fetch: Fetch, step: FetchStep, part: UsablePart, value: unknown, representation: Data | undefined): string[] {
+    const named = new Set(part.policy.types.map(typeTag));
+    this.#collectEntityTags(value, named);
+    if (step.entityType !== undefined && representation) this.entityTagsOf(step.entityType, representation, named);
+    const subgraph = subgraphTag(fetch.subgraph);
+    const tags = [subgraph];
+    for (const tag of named) tags.push(tag, withinSubgraph(subgraph, tag));
+    return tags;
+  }
+
+  #collectEntityTags(value: unknown, into: Set<string>): void {
     if (value === null || typeof value !== 'object' || value instanceof Error) return;
     if (Array.isArray(value)) {
-      for (const item of value) this.collectEntityTags(item, into);
+      for (const item of value) this.#collectEntityTags(item, into);
       return;
     }
     const object = value as Data;
     if (typeof object.__typename === 'string') this.entityTagsOf(object.__typename, object, into);
     for (const key of Object.keys(object)) {
       const field = object[key];
-      if (field !== null && typeof field === 'object') this.collectEntityTags(field, into);
+      if (field !== null && typeof field === 'object') this.#collectEntityTags(field, into);
     }
   }
 }
@@ -227,34 +242,51 @@ export class RequestSections {
     return `${this.#cache.options.graphHash}|${fetch.subgraph}|${part.policy.signature}|${part.scopeKey}|${variables}|${representation ? JSON.stringify(representation) : ''}`;
   }
 
-  /** Reads keys: a fresh copy, a stale one, or nothing (counted as hits and misses; stale counted when served). */
-  async read(fetch: Fetch, step: FetchStep, part: UsablePart, keys: readonly string[]): Promise<SectionRead[]> {
-    const { store, purges, onResult } = this.#cache.options;
+  /**
+   * Reads keys: a fresh copy, a stale one, or nothing (counted as hits and misses; stale counted when
+   * served). At once when the store answers at once (memory decides every key); a promise otherwise.
+   * `representations` (an entity step's, in the order of `keys`) name the entities for purge tags.
+   */
+  read(fetch: Fetch, step: FetchStep, part: UsablePart, keys: readonly string[], representations?: readonly Data[]): SectionRead[] | Promise<SectionRead[]> {
+    const found = this.#cache.options.store.getMany(keys);
+    if (found instanceof Promise) return found.then((sections) => this.#reads(fetch, step, part, sections, representations));
+    return this.#reads(fetch, step, part, found, representations);
+  }
+
+  #reads(fetch: Fetch, step: FetchStep, part: UsablePart, sections: readonly (CachedSection | undefined)[], representations: readonly Data[] | undefined): SectionRead[] {
+    const { purges, onResult } = this.#cache.options;
     // A rule that lowers a max age applies to the copies already held, not only to the next ones.
     const policyMaxAgeMs = part.policy.maxAgeMs;
-    const sections = await store.getMany(keys);
     const now = this.#cache.now();
     let hits = 0;
     let oldest = 0;
-    const reads = sections.map((section): SectionRead => {
-      if (!section || purges.isPurged(section)) return {};
+    const reads: SectionRead[] = [];
+    for (let index = 0; index < sections.length; index++) {
+      const section = sections[index];
+      // The tags are made (from the value) only when a purge newer than the section could name one.
+      if (!section || purges.isPurged(section, () => (section.tags ??= this.#cache.tagsOf(fetch, step, part, JSON.parse(section.json), representations?.[index])))) {
+        reads.push({});
+        continue;
+      }
       const ageMs = now - section.fetchedAt;
       const maxAgeMs = Math.min(section.maxAgeMs, policyMaxAgeMs);
       if (ageMs <= maxAgeMs) {
         hits += 1;
         oldest = Math.max(oldest, ageMs);
         this.noteFresh(maxAgeMs - ageMs);
-        return { fresh: JSON.parse(section.json) as unknown };
+        reads.push({ fresh: JSON.parse(section.json) as unknown });
+      } else if (ageMs <= section.maxAgeMs + section.staleMs) {
+        reads.push({ stale: { json: section.json, ageMs } });
+      } else {
+        reads.push({});
       }
-      if (ageMs <= section.maxAgeMs + section.staleMs) return { stale: { json: section.json, ageMs } };
-      return {};
-    });
+    }
     if (hits > 0) {
       onResult?.(fetch.subgraph, typeOf(step), 'hit', hits);
       const tracer = this.#cache.options.tracer;
-      if (tracer) recordCacheSpan(tracer, fetch.subgraph, this.#context, { outcome: 'hit', hits, misses: keys.length - hits, ageMs: oldest });
+      if (tracer) recordCacheSpan(tracer, fetch.subgraph, this.#context, { outcome: 'hit', hits, misses: sections.length - hits, ageMs: oldest });
     }
-    if (keys.length > hits) onResult?.(fetch.subgraph, typeOf(step), 'miss', keys.length - hits);
+    if (sections.length > hits) onResult?.(fetch.subgraph, typeOf(step), 'miss', sections.length - hits);
     return reads;
   }
 
@@ -275,25 +307,20 @@ export class RequestSections {
     return this.#cache.options.staleAllowed?.(fetch.subgraph) ?? true;
   }
 
-  /** Stores answered parts (values as JSON text, taken before the runner merges anything into them). */
-  write(fetch: Fetch, step: FetchStep, part: UsablePart, entries: readonly (readonly [key: string, value: unknown, representation?: Data])[]): void {
+  /**
+   * Stores answered parts (values as JSON text, taken before the runner merges anything into them).
+   * No purge tags: a reader makes them from the value, and only when a purge asks (read above).
+   */
+  write(part: UsablePart, entries: readonly (readonly [key: string, value: unknown])[]): void {
     if (entries.length === 0) return;
     // Past the deadline the request is over; what arrives then was not asked for in time.
     const deadlineAt = this.#state?.deadlineAt;
     if (deadlineAt !== undefined && performance.now() > deadlineAt) return;
     const fetchedAt = this.#cache.now();
-    const subgraph = subgraphTag(fetch.subgraph);
-    const typeTags = part.policy.types.map(typeTag);
-    const sections = entries.map(([key, value, representation]): readonly [string, CachedSection] => {
-      const named = new Set(typeTags);
-      this.#cache.collectEntityTags(value, named);
-      // The entity's own tag comes from what it was looked up by (its answer need not repeat its key).
-      if (step.entityType !== undefined && representation) this.#cache.entityTagsOf(step.entityType, representation, named);
-      // Each type and entity tag also within the subgraph, for a purge that names both (`--type T --subgraph S`).
-      const tags = [subgraph];
-      for (const tag of named) tags.push(tag, withinSubgraph(subgraph, tag));
-      return [key, { json: JSON.stringify(value), fetchedAt, maxAgeMs: part.policy.maxAgeMs, staleMs: part.policy.staleMs, tags, purgeSeq: this.purgeSeq }];
-    });
+    const { maxAgeMs, staleMs } = part.policy;
+    const purgeSeq = this.purgeSeq;
+    const sections: (readonly [string, CachedSection])[] = [];
+    for (const [key, value] of entries) sections.push([key, { json: JSON.stringify(value), fetchedAt, maxAgeMs, staleMs, purgeSeq }]);
     this.#cache.options.store.setMany(sections);
   }
 
