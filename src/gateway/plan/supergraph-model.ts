@@ -2,6 +2,7 @@
 import { Kind, parse, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { booleanArgument, enumArgument, stringArgument } from './join-directives.js';
 import { extractSubgraphSchemas } from './subgraph-schemas.js';
+import { readLinkNames, type LinkNames } from '../supergraph/link-names.js';
 
 /** One `@join__field(graph: G, ...)` of a field. */
 interface JoinField {
@@ -62,8 +63,9 @@ const NO_LABELS: ReadonlySet<string> = new Set();
 export type FieldSetTree = Map<string, FieldSetTree>;
 
 /**
- * Reads the supergraph once per composition. `graph` everywhere is the `join__Graph` enum value
- * (PRODUCTS); `subgraphName` maps it to the published name.
+ * The join facts of a supergraph, read once per served graph (the served graph's `Supergraph` builds
+ * it, see src/gateway/supergraph/supergraph.ts). `graph` everywhere is the `join__Graph` enum value
+ * (PRODUCTS); `subgraphName` maps it to the published name, for every reader of the supergraph.
  */
 export class SupergraphModel {
   readonly #types = new Map<string, TypeModel>();
@@ -74,12 +76,13 @@ export class SupergraphModel {
   readonly #document: DocumentNode;
   #subgraphSchemas?: Map<string, GraphQLSchema>;
 
-  constructor(document: DocumentNode) {
+  /** `names`: the join directives' names as the supergraph's `@link`s spell them (default: read from `document`). */
+  constructor(document: DocumentNode, names: LinkNames = readLinkNames(document)) {
     this.#document = document;
     for (const definition of document.definitions) {
-      if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === 'join__Graph') {
+      if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === names.joinGraphEnum) {
         for (const value of definition.values ?? []) {
-          const name = stringArgument(value.directives?.find((d) => d.name.value === 'join__graph'), 'name');
+          const name = stringArgument(value.directives?.find((d) => d.name.value === names.joinGraph), 'name');
           this.subgraphName.set(value.name.value, name ?? value.name.value);
         }
         continue;
@@ -93,7 +96,7 @@ export class SupergraphModel {
       const model: TypeModel = { graphs: new Map(), fields: new Map(), unowned: new Set() };
       for (const directive of definition.directives ?? []) {
         const graph = enumArgument(directive, 'graph');
-        if (directive.name.value === 'join__type' && graph) {
+        if (directive.name.value === names.joinType && graph) {
           const entry = model.graphs.get(graph) ?? { keys: [], keyFields: new Set<string>(), interfaceObject: false };
           const key = stringArgument(directive, 'key');
           if (key) {
@@ -109,7 +112,7 @@ export class SupergraphModel {
         for (const field of definition.fields ?? []) {
           const joins = new Map<string, JoinField>();
           for (const directive of field.directives ?? []) {
-            if (directive.name.value !== 'join__field') continue;
+            if (directive.name.value !== names.joinField) continue;
             const graph = enumArgument(directive, 'graph');
             if (!graph) {
               model.unowned.add(field.name.value);
@@ -150,8 +153,6 @@ export class SupergraphModel {
   isInterfaceObject(typeName: string, graph: string): boolean {
     return this.#types.get(typeName)?.graphs.get(graph)?.interfaceObject ?? false;
   }
-
-
 
   /**
    * Whether `graph` resolves `typeName.fieldName` by itself: the type is in the graph and the field
