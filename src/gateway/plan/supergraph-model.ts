@@ -1,5 +1,5 @@
 // What the supergraph's join directives say about each type and field: which subgraph can resolve it, with which keys.
-import { Kind, parse, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { Kind, isTypeDefinitionNode, isTypeExtensionNode, parse, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { booleanArgument, enumArgument, stringArgument } from './join-directives.js';
 import { extractSubgraphSchemas } from './subgraph-schemas.js';
 import { readLinkNames, type LinkNames } from '../supergraph/link-names.js';
@@ -69,6 +69,8 @@ export type FieldSetTree = Map<string, FieldSetTree>;
  */
 export class SupergraphModel {
   readonly #types = new Map<string, TypeModel>();
+  /** Every type's `@join__type` graphs, whatever its kind (enums, scalars and inputs too), in supergraph order. */
+  readonly #typeGraphs = new Map<string, string[]>();
   readonly #fieldSets = new Map<string, SelectionSetNode>();
   readonly subgraphName = new Map<string, string>();
   /** Every progressive-override label of the supergraph. */
@@ -86,6 +88,15 @@ export class SupergraphModel {
           this.subgraphName.set(value.name.value, name ?? value.name.value);
         }
         continue;
+      }
+      if (isTypeDefinitionNode(definition) || isTypeExtensionNode(definition)) {
+        for (const directive of definition.directives ?? []) {
+          const graph = directive.name.value === names.joinType ? enumArgument(directive, 'graph') : undefined;
+          if (!graph) continue;
+          const graphs = this.#typeGraphs.get(definition.name.value) ?? [];
+          if (!graphs.includes(graph)) graphs.push(graph);
+          this.#typeGraphs.set(definition.name.value, graphs);
+        }
       }
       if (
         definition.kind !== Kind.OBJECT_TYPE_DEFINITION &&
@@ -175,6 +186,22 @@ export class SupergraphModel {
   /** The subgraphs that resolve the field by themselves, in supergraph order. */
   resolversOf(typeName: string, fieldName: string, labels: ReadonlySet<string> = NO_LABELS): string[] {
     return [...this.graphsOf(typeName)].filter((graph) => this.canResolve(typeName, fieldName, graph, labels));
+  }
+
+  /** The graphs that define a type of any kind (`@join__type`), in supergraph order (what cost charges a type to). */
+  typeGraphs(typeName: string): readonly string[] {
+    return this.#typeGraphs.get(typeName) ?? [];
+  }
+
+  /**
+   * The graphs whose `@join__field` resolves the field: not `external`, not `usedOverridden`; both
+   * sides of a progressive override count. Empty when the field has no such entry (then every graph
+   * of its type does, see `typeGraphs`).
+   */
+  fieldGraphs(typeName: string, fieldName: string): readonly string[] {
+    const joins = this.#types.get(typeName)?.fields.get(fieldName);
+    if (!joins) return [];
+    return [...joins].filter(([, join]) => !join.external && !join.usedOverridden).map(([graph]) => graph);
   }
 
   /** Keys by which `graph` resolves the entity through `_entities` (none for a value type). */

@@ -10,6 +10,7 @@ import {
   type InputValueDefinitionNode,
   type TypeNode,
 } from 'graphql';
+import type { SupergraphModel } from '../plan/supergraph-model.js';
 import type { LinkNames } from './link-names.js';
 
 /** `@listSize` on one field (IBM GraphQL Cost Directives, "The List Size Directive"). */
@@ -80,7 +81,13 @@ interface MutableType {
 }
 
 /** The names the readers below compare with (see link-names.ts). */
-type DirectiveNames = Pick<LinkNames, 'cost' | 'listSize' | 'joinType' | 'joinField'>;
+type DirectiveNames = Pick<LinkNames, 'cost' | 'listSize'>;
+
+/** Where owners come from: the supergraph's join facts, with graphs under their registered names. */
+interface Owners {
+  join: SupergraphModel;
+  names: ReadonlyMap<string, string>;
+}
 
 /**
  * Reads the supergraph's cost metadata (through `Supergraph.cost`, once per served graph: it walks the
@@ -90,21 +97,23 @@ type DirectiveNames = Pick<LinkNames, 'cost' | 'listSize' | 'joinType' | 'joinFi
  *    (link-names.ts): the cost spec's root directive is `@cost` unless the link renames the namespace,
  *    `@listSize` is `@cost__listSize` unless imported; without a cost link, the plain names `@cost`
  *    and `@listSize` are read.
- * 2. Owners: a field's `@join__field(graph:)` list, skipping `external: true` and `usedOverridden: true`
- *    (those graphs do not resolve it); a field without any takes its type's `@join__type` list. Graph
- *    enum values are mapped to the names the subgraphs were registered with (`graphNames`, read from
- *    `@join__graph(name:)` by the supergraph model).
+ * 2. Owners come from the join facts (the planner's `SupergraphModel`, the one reader of the join
+ *    directives): a field's `@join__field(graph:)` list, skipping `external: true` and
+ *    `usedOverridden: true` (those graphs do not resolve it); a field without any takes its type's
+ *    `@join__type` list. Graph enum values are mapped to the names the subgraphs were registered with
+ *    (`@join__graph(name:)`).
  * 3. An object field without its own `@cost`/`@listSize` inherits those of the interface field it
  *    implements, since execution resolves the concrete type's field.
  */
-export function readCostFacts(document: DocumentNode, names: DirectiveNames, graphNames: ReadonlyMap<string, string>): CostMetadata {
+export function readCostFacts(document: DocumentNode, names: DirectiveNames, join: SupergraphModel): CostMetadata {
+  const owners: Owners = { join, names: join.subgraphName };
   const types = new Map<string, MutableType>();
-  for (const definition of document.definitions) readTypeDefinition(definition, types, names, graphNames);
+  for (const definition of document.definitions) readTypeDefinition(definition, types, names, owners);
   inheritFromInterfaces(types);
-  return freeze(types, graphNames);
+  return freeze(types, join.subgraphName);
 }
 
-function readTypeDefinition(definition: DefinitionNode, types: Map<string, MutableType>, names: DirectiveNames, graphNames: ReadonlyMap<string, string>): void {
+function readTypeDefinition(definition: DefinitionNode, types: Map<string, MutableType>, names: DirectiveNames, owners: Owners): void {
   let kind: MutableType['kind'];
   switch (definition.kind) {
     case Kind.OBJECT_TYPE_DEFINITION:
@@ -132,25 +141,24 @@ function readTypeDefinition(definition: DefinitionNode, types: Map<string, Mutab
   }
   const name = definition.name.value;
   let type = types.get(name);
-  if (!type) types.set(name, (type = { kind, weight: undefined, owners: [], fields: new Map(), interfaces: [] }));
+  if (!type) types.set(name, (type = { kind, weight: undefined, owners: registeredNames(owners.join.typeGraphs(name), owners), fields: new Map(), interfaces: [] }));
   for (const directive of definition.directives ?? []) {
     if (directive.name.value === names.cost) type.weight = costWeight(directive) ?? type.weight;
-    else if (directive.name.value === names.joinType) pushGraph(type.owners, directive, graphNames);
   }
   if ('interfaces' in definition) for (const iface of definition.interfaces ?? []) type.interfaces.push(iface.name.value);
   if ('fields' in definition) {
-    for (const field of definition.fields ?? []) type.fields.set(field.name.value, readField(field, names, graphNames));
+    for (const field of definition.fields ?? []) type.fields.set(field.name.value, readField(name, field, names, owners));
   }
 }
 
-function readField(field: FieldDefinitionNode | InputValueDefinitionNode, names: DirectiveNames, graphNames: ReadonlyMap<string, string>): MutableField {
+function readField(typeName: string, field: FieldDefinitionNode | InputValueDefinitionNode, names: DirectiveNames, owners: Owners): MutableField {
   const info: MutableField = { weight: undefined, listSize: undefined, argumentWeights: new Map(), owners: [], typeName: namedTypeName(field.type) };
   for (const directive of field.directives ?? []) {
     const directiveName = directive.name.value;
     if (directiveName === names.cost) info.weight = costWeight(directive);
     else if (directiveName === names.listSize) info.listSize = listSizeSettings(directive);
-    else if (directiveName === names.joinField && resolvesField(directive)) pushGraph(info.owners, directive, graphNames);
   }
+  if (field.kind === Kind.FIELD_DEFINITION) info.owners = registeredNames(owners.join.fieldGraphs(typeName, field.name.value), owners);
   if (field.kind === Kind.FIELD_DEFINITION) {
     for (const argument of field.arguments ?? []) {
       const cost = argument.directives?.find((d) => d.name.value === names.cost);
@@ -161,18 +169,9 @@ function readField(field: FieldDefinitionNode | InputValueDefinitionNode, names:
   return info;
 }
 
-/** `@join__field(graph: X, external: true)` and `usedOverridden: true` name graphs that do not resolve the field. */
-function resolvesField(directive: ConstDirectiveNode): boolean {
-  const external = argumentValue(directive, 'external');
-  const usedOverridden = argumentValue(directive, 'usedOverridden');
-  return !(external?.kind === Kind.BOOLEAN && external.value) && !(usedOverridden?.kind === Kind.BOOLEAN && usedOverridden.value);
-}
-
-function pushGraph(owners: string[], directive: ConstDirectiveNode, graphNames: ReadonlyMap<string, string>): void {
-  const graph = argumentValue(directive, 'graph');
-  if (graph?.kind !== Kind.ENUM) return;
-  const name = graphNames.get(graph.value) ?? graph.value;
-  if (!owners.includes(name)) owners.push(name);
+/** `join__Graph` values (PRODUCT) as registered names (product). */
+function registeredNames(graphs: readonly string[], owners: Owners): string[] {
+  return graphs.map((graph) => owners.names.get(graph) ?? graph);
 }
 
 function inheritFromInterfaces(types: Map<string, MutableType>): void {

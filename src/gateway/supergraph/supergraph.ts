@@ -71,7 +71,7 @@ export class Supergraph {
 
   /** `@cost`/`@listSize` and the owning subgraphs of each type and field. */
   get cost(): CostMetadata {
-    return (this.#cost ??= readCostFacts(this.document, this.names, this.subgraphNames));
+    return (this.#cost ??= readCostFacts(this.document, this.names, this.join));
   }
 
   /** `@authenticated`/`@requiresScopes` by coordinate (`Type`, `Type.field`). */
