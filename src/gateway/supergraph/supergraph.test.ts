@@ -122,18 +122,6 @@ describe('one @link resolver for every reader', () => {
     expect(renamed.cacheHints.get('Item')).toMatchObject({ maxAgeSeconds: 60 });
   });
 
-  it('gives the planner, the cost reader and the stitched schema the same subgraph names', () => {
-    expect([...renamed.subgraphNames]).toEqual([['A', 'accounts']]);
-    expect(renamed.join.resolversOf('Query', 'items')).toEqual(['A']);
-  });
-
-  it('reads each group of facts once: a served graph hands every request the same objects', () => {
-    expect(renamed.cost).toBe(renamed.cost);
-    expect(renamed.requirements).toBe(renamed.requirements);
-    expect(renamed.cacheHints).toBe(renamed.cacheHints);
-    expect(renamed.join).toBe(renamed.join);
-  });
-
   it('falls back to the plain names when the supergraph links none of the specs', () => {
     const plain = Supergraph.fromSdl('type Query { a: [Int] @cost(weight: 2) @listSize(assumedSize: 3) @cacheControl(maxAge: 9) b: String @authenticated }');
     expect(plain.cost.weights.get('Query.a')).toBe(2);
