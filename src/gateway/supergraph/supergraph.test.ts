@@ -32,10 +32,13 @@ describe('authorization requirements under @link renames', () => {
           open: String
         }
         type Account @join__type(graph: A) @mustBeLoggedIn { id: ID! }
+        enum Tier @join__type(graph: A) @mustBeLoggedIn { FREE PAID }
       `,
     );
     expect(graph.requirements.get('Query.secret')).toEqual({ authenticated: true });
     expect(graph.requirements.get('Account')).toEqual({ authenticated: true });
+    // On an enum too: a field returning it needs a signed-in caller (the decision checks the return type).
+    expect(graph.requirements.get('Tier')).toEqual({ authenticated: true });
     // Under this supergraph's links, `@authenticated` is some other directive: the spec's is `@mustBeLoggedIn`.
     expect(graph.requirements.has('Query.lookAlike')).toBe(false);
     expect(graph.requirements.has('Query.open')).toBe(false);
