@@ -1,5 +1,4 @@
-// Cache hints: `@cacheControl` read once from the supergraph, overridden by the rules ops set live (`switchyard cache set`).
-import { Kind, parse, type ConstDirectiveNode, type DocumentNode } from 'graphql';
+// Cache hints: the supergraph's `@cacheControl` (read by src/gateway/supergraph/), overridden by the rules ops set live (`switchyard cache set`).
 
 export type CacheScope = 'public' | 'private';
 
@@ -33,38 +32,6 @@ export interface CacheHints {
   readonly version: number;
 }
 
-/**
- * The supergraph's `@cacheControl` hints by coordinate. Subgraphs declare the directive themselves and
- * pass it through composition with `@composeDirective` (docs/caching.md); an `@link` that imports it
- * under another name (`import: [{ name: "@cacheControl", as: "@hint" }]`) is followed.
- */
-export function readSdlHints(supergraph: string | DocumentNode): Map<string, CacheHint> {
-  const document = typeof supergraph === 'string' ? parse(supergraph, { noLocation: true }) : supergraph;
-  const name = directiveName(document);
-  const hints = new Map<string, CacheHint>();
-  for (const definition of document.definitions) {
-    if (
-      definition.kind !== Kind.OBJECT_TYPE_DEFINITION &&
-      definition.kind !== Kind.OBJECT_TYPE_EXTENSION &&
-      definition.kind !== Kind.INTERFACE_TYPE_DEFINITION &&
-      definition.kind !== Kind.INTERFACE_TYPE_EXTENSION &&
-      definition.kind !== Kind.UNION_TYPE_DEFINITION &&
-      definition.kind !== Kind.UNION_TYPE_EXTENSION
-    ) {
-      continue;
-    }
-    const typeName = definition.name.value;
-    const typeHint = hintOf(definition.directives, name);
-    if (typeHint) hints.set(typeName, typeHint);
-    if (definition.kind === Kind.UNION_TYPE_DEFINITION || definition.kind === Kind.UNION_TYPE_EXTENSION) continue;
-    for (const field of definition.fields ?? []) {
-      const fieldHint = hintOf(field.directives, name);
-      if (fieldHint) hints.set(`${typeName}.${field.name.value}`, fieldHint);
-    }
-  }
-  return hints;
-}
-
 /** The SDL's hints with the live rules laid over them, at one version of the rules. */
 export class HintBook implements CacheHints {
   readonly #sdl: ReadonlyMap<string, CacheHint>;
@@ -85,42 +52,6 @@ export class HintBook implements CacheHints {
     return this.#rules.get(coordinate) ?? this.#sdl.get(coordinate);
   }
 
-}
-
-/** `cacheControl`, or the local name an `@link` imports it under. */
-function directiveName(document: DocumentNode): string {
-  for (const definition of document.definitions) {
-    if (definition.kind !== Kind.SCHEMA_DEFINITION && definition.kind !== Kind.SCHEMA_EXTENSION) continue;
-    for (const directive of definition.directives ?? []) {
-      if (directive.name.value !== 'link') continue;
-      const imports = directive.arguments?.find((a) => a.name.value === 'import')?.value;
-      if (imports?.kind !== Kind.LIST) continue;
-      for (const item of imports.values) {
-        if (item.kind !== Kind.OBJECT) continue;
-        const value = (field: string) => {
-          const node = item.fields.find((f) => f.name.value === field)?.value;
-          return node?.kind === Kind.STRING ? node.value.replace(/^@/, '') : undefined;
-        };
-        if (value('name') === 'cacheControl' && value('as')) return value('as')!;
-      }
-    }
-  }
-  return 'cacheControl';
-}
-
-function hintOf(directives: readonly ConstDirectiveNode[] | undefined, name: string): CacheHint | undefined {
-  const directive = directives?.find((d) => d.name.value === name);
-  if (!directive) return undefined;
-  let maxAgeSeconds: number | undefined;
-  let scope: CacheScope | undefined;
-  let inheritMaxAge: boolean | undefined;
-  for (const argument of directive.arguments ?? []) {
-    const value = argument.value;
-    if (argument.name.value === 'maxAge' && value.kind === Kind.INT) maxAgeSeconds = Math.max(0, Number(value.value));
-    else if (argument.name.value === 'scope' && value.kind === Kind.ENUM) scope = value.value === 'PRIVATE' ? 'private' : value.value === 'PUBLIC' ? 'public' : undefined;
-    else if (argument.name.value === 'inheritMaxAge' && value.kind === Kind.BOOLEAN) inheritMaxAge = value.value;
-  }
-  return { maxAgeSeconds, scope, inheritMaxAge };
 }
 
 /** The live rules, replaced whole when the registry's `cache_rules` topic moves; every graph reads them. */

@@ -1,7 +1,8 @@
 // Turns a supergraph SDL into the executable, stitched gateway schema, with our own executor per subgraph.
-import { Kind, parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import type { Executor } from '@graphql-tools/utils';
 import { getStitchedSchemaFromSupergraphSdl } from '@graphql-tools/federation';
+import { Supergraph } from './supergraph/supergraph.js';
 
 export interface SubgraphEndpoint {
   /** The subgraph's name as registered (the supergraph's join__graph name). */
@@ -23,8 +24,8 @@ export interface GatewaySchemaOptions {
 export interface GatewaySchema {
   schema: GraphQLSchema;
   subgraphs: SubgraphEndpoint[];
-  /** The parsed supergraph. */
-  document: DocumentNode;
+  /** The supergraph it was built from (the same object when one was passed in). */
+  supergraph: Supergraph;
   /** Each subgraph's executor, by its `join__Graph` value (what query plans call). */
   executors: Map<string, Executor>;
 }
@@ -34,13 +35,15 @@ export interface GatewaySchema {
  * (batch delegation), and `batch: true` merges the root calls to one subgraph made in the same tick
  * into one request, so a page fans out as one request per subgraph that it needs.
  */
-export function buildGatewaySchema(supergraphSdl: string, options: GatewaySchemaOptions): GatewaySchema {
-  const document = parse(supergraphSdl, { noLocation: true });
-  const names = subgraphNames(document);
+export function buildGatewaySchema(supergraphOrSdl: Supergraph | string, options: GatewaySchemaOptions): GatewaySchema {
+  const supergraph = typeof supergraphOrSdl === 'string' ? Supergraph.fromSdl(supergraphOrSdl) : supergraphOrSdl;
+  // The supergraph names subgraphs twice: the `join__Graph` enum value (PRODUCT), which the stitching
+  // layer reports, and `@join__graph(name: "product")`, the name schema owners published and ops see.
+  const names = supergraph.subgraphNames;
   const subgraphs: SubgraphEndpoint[] = [];
   const executors = new Map<string, Executor>();
   const schema = getStitchedSchemaFromSupergraphSdl({
-    supergraphSdl: document,
+    supergraphSdl: supergraph.document,
     batch: true,
     handleProgressiveOverride: (label) => options.overrideLabels?.has(label) ?? false,
     onSubschemaConfig(config) {
@@ -50,23 +53,5 @@ export function buildGatewaySchema(supergraphSdl: string, options: GatewaySchema
       executors.set(config.name, config.executor);
     },
   });
-  return { schema, subgraphs, document, executors };
-}
-
-/**
- * The supergraph names subgraphs twice: the `join__Graph` enum value (PRODUCT), which the stitching
- * layer reports, and the `@join__graph(name: "product")` argument, which is the name schema owners
- * published and ops see in metrics and route metadata. Maps the first to the second.
- */
-function subgraphNames(document: DocumentNode): Map<string, string> {
-  const names = new Map<string, string>();
-  for (const definition of document.definitions) {
-    if (definition.kind !== Kind.ENUM_TYPE_DEFINITION || definition.name.value !== 'join__Graph') continue;
-    for (const value of definition.values ?? []) {
-      const directive = value.directives?.find((d) => d.name.value === 'join__graph');
-      const name = directive?.arguments?.find((a) => a.name.value === 'name')?.value;
-      if (name?.kind === Kind.STRING) names.set(value.name.value, name.value);
-    }
-  }
-  return names;
+  return { schema, subgraphs, supergraph, executors };
 }

@@ -3,8 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { watch, type FSWatcher } from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { createHash } from 'node:crypto';
-import { parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { parse, type GraphQLSchema } from 'graphql';
 import type { Executor } from '@graphql-tools/utils';
 import type { Database } from '../registry/database.js';
 import { listSubgraphs } from '../registry/subgraph-store.js';
@@ -15,7 +14,8 @@ import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import { buildGatewaySchema, type SubgraphEndpoint } from './gateway-schema.js';
 import { createQueryPlanner, type QueryPlanner, type QueryPlannerOptions } from './plan/query-planner.js';
-import { readSdlHints, type CacheRuleBook } from '../cache/cache-hints.js';
+import type { CacheRuleBook } from '../cache/cache-hints.js';
+import { Supergraph } from './supergraph/supergraph.js';
 import type { GraphHolder, ServedGraph } from './served-graph.js';
 
 /** Makes one subgraph's executor from its endpoint and its registry route metadata (empty for a file). */
@@ -51,9 +51,14 @@ interface PreparedGraph {
   next: Omit<ServedGraph, 'generation' | 'loadedAt'>;
 }
 
-/** Builds a graph (schema, executors, planner) without serving it yet. */
+/**
+ * Builds a graph (supergraph facts, schema, executors, planner) without serving it yet. The SDL is
+ * parsed here, once: the stitched schema, the planner, the section cache's hints and the plugins
+ * (`served.supergraph`) all read the same `Supergraph` (decision 014).
+ */
 function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, routes: Map<string, RouteMetadata>, documentText?: DocumentText): PreparedGraph {
-  const built = buildGatewaySchema(supergraphSdl, {
+  const supergraph = Supergraph.fromSdl(supergraphSdl);
+  const built = buildGatewaySchema(supergraph, {
     executorFor: (endpoint) => deps.executorFor(endpoint, routes.get(endpoint.name) ?? {}),
     overrideLabels: deps.overrideLabels,
   });
@@ -62,7 +67,7 @@ function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, r
     deps.queryPlans === false
       ? undefined
       : createQueryPlanner({
-          supergraph: built.document,
+          supergraph,
           apiSchema: built.schema,
           executors: built.executors,
           overrideLabels: deps.overrideLabels,
@@ -72,23 +77,23 @@ function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, r
             deps.metrics?.projectionMismatches.inc();
             deps.logger.error({ operation, difference }, 'compiled projection differs from graphql-js: a bug; answered with graphql-js');
           },
-          sectionCache: deps.sectionCache && sectionCacheOf(deps.sectionCache, supergraphSdl, built.document, routes),
+          sectionCache: deps.sectionCache && sectionCacheOf(deps.sectionCache, supergraph, routes),
           onPlanned: (outcome, reason, operation) => {
             deps.metrics?.plans.inc({ outcome });
             if (outcome === 'unsupported') deps.logger.debug({ operation, reason }, 'operation runs by stitching');
             else if (outcome !== 'planned') deps.logger.error({ operation, reason, outcome }, 'query planner bug; the operation runs by stitching');
           },
         });
-  return { next: { schema: built.schema, supergraphSdl, subgraphs: built.subgraphs, routes, source, planner } };
+  return { next: { schema: built.schema, supergraph, subgraphs: built.subgraphs, routes, source, planner } };
 }
 
 /** One graph's section cache: its SDL hints under the live rules, its hash, and its routes' fallback switches. */
-function sectionCacheOf(shared: RouterSectionCache, supergraphSdl: string, document: DocumentNode, routes: Map<string, RouteMetadata>): QueryPlannerOptions['sectionCache'] {
+function sectionCacheOf(shared: RouterSectionCache, supergraph: Supergraph, routes: Map<string, RouteMetadata>): QueryPlannerOptions['sectionCache'] {
   const { rules, ...rest } = shared;
   return {
     ...rest,
-    hints: rules.hintsFor(readSdlHints(document)),
-    graphHash: createHash('sha256').update(supergraphSdl).digest('base64url').slice(0, 16),
+    hints: rules.hintsFor(supergraph.cacheHints),
+    graphHash: supergraph.hash,
     staleAllowed: (subgraph) => routes.get(subgraph)?.fallback?.enabled !== false,
   };
 }

@@ -3,10 +3,12 @@ import type { GraphQLSchema } from 'graphql';
 import type { RouteMetadata } from '../registry/route.js';
 import type { SubgraphEndpoint } from './gateway-schema.js';
 import type { QueryPlanner } from './plan/query-planner.js';
+import type { Supergraph } from './supergraph/supergraph.js';
 
 export interface ServedGraph {
   readonly schema: GraphQLSchema;
-  readonly supergraphSdl: string;
+  /** The supergraph, parsed once: its SDL, and every fact the plugins read from it (decision 014). */
+  readonly supergraph: Supergraph;
   readonly subgraphs: readonly SubgraphEndpoint[];
   /** Plans and runs the queries it models (absent when the planner is off): see decision 005. */
   readonly planner?: QueryPlanner;

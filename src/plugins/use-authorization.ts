@@ -1,11 +1,9 @@
 // Who may see what: rules from the permissions table and @authenticated / @requiresScopes, decided once per document and caller.
 import type { Plugin } from 'graphql-yoga';
 import { clientError, requestError } from '../errors/client-error.js';
-import type { ServedGraph } from '../gateway/served-graph.js';
 import { requestStateOf } from '../request/request-state.js';
-import { principalsOf, readRequirements, type Authorizer, type Requirement } from '../security/authorization.js';
+import { principalsOf, type Authorizer } from '../security/authorization.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
-import { parse } from 'graphql';
 
 export interface AuthorizationOptions {
   authorizer: Authorizer;
@@ -13,7 +11,8 @@ export interface AuthorizationOptions {
 }
 
 /**
- * 1. Requirements from the supergraph SDL are read once per served graph (the one the request started on).
+ * 1. Requirements (`@authenticated`, `@requiresScopes`, under the names the supergraph's `@link`s give them)
+ *    come from the served graph's supergraph (the one the request started on), which reads them once.
  * 2. The decision (memoised per schema, document, rule version and principal set) either refuses the
  *    request whole, when the operation or every root field is denied: 403, or 401 for an anonymous
  *    caller; or names the denied coordinates, whose guarded resolvers then yield null with FORBIDDEN
@@ -23,14 +22,11 @@ export interface AuthorizationOptions {
  */
 export function useAuthorization(options: AuthorizationOptions): Plugin {
   const { authorizer, metrics } = options;
-  const requirementsByGraph = new WeakMap<ServedGraph, Map<string, Requirement>>();
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
       if (!state) return;
-      const served = state.graph;
-      let requirements = requirementsByGraph.get(served);
-      if (!requirements) requirementsByGraph.set(served, (requirements = readRequirements(parse(served.supergraphSdl, { noLocation: true }))));
+      const requirements = state.graph.supergraph.requirements;
       const principal = state.principal;
       const decision = authorizer.decide(args.schema, requirements, args.document, args.operationName, principalsOf(principal));
       if (decision.refused) {

@@ -7,7 +7,6 @@ import type { PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { actualCost } from './cost/actual-cost.js';
-import { readCostMetadata, type CostMetadata } from './cost/cost-metadata.js';
 import { estimateCost, type CostEstimate } from './cost/estimate-cost.js';
 
 export interface CostLimitOptions {
@@ -30,8 +29,8 @@ interface DocumentMemo {
 }
 
 /**
- * 1. Cost metadata (`@cost`, `@listSize`, owning subgraphs) is read once per served graph (the one
- *    the request started on).
+ * 1. Cost metadata (`@cost`, `@listSize`, owning subgraphs) comes from the served graph's supergraph
+ *    (the one the request started on), which reads it once.
  * 2. The estimate is memoised per document object and per value of the variables it depends on
  *    (slicing arguments come from them; see DocumentMemo); a new graph starts a new memo, since the
  *    document cache is per schema too.
@@ -45,14 +44,7 @@ interface DocumentMemo {
  */
 export function useCostLimit(options: CostLimitOptions): Plugin {
   const { policies, metrics } = options;
-  const metadataByGraph = new WeakMap<ServedGraph, CostMetadata>();
   const memoByGraph = new WeakMap<ServedGraph, WeakMap<DocumentNode, DocumentMemo>>();
-
-  function metadataOf(served: ServedGraph): CostMetadata {
-    let metadata = metadataByGraph.get(served);
-    if (!metadata) metadataByGraph.set(served, (metadata = readCostMetadata(served.supergraphSdl)));
-    return metadata;
-  }
 
   function estimate(served: ServedGraph, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined): CostEstimate {
     let memo = memoByGraph.get(served);
@@ -64,7 +56,7 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
     let result = entry.variants.get(key);
     if (!result) {
       const read = new Set<string>();
-      result = estimateCost(served.schema, metadataOf(served), document, { operationName, variables, variablesRead: read });
+      result = estimateCost(served.schema, served.supergraph.cost, document, { operationName, variables, variablesRead: read });
       const added = [...read].filter((name) => !entry.relevant.includes(name));
       if (added.length > 0) {
         // A variable no cached estimate depended on: the old keys no longer say enough.
@@ -114,7 +106,7 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
           if (!metrics || !('data' in result)) return;
           metrics.operationCost.observe({ kind: 'estimated' }, cost.total);
           if (result.data) {
-            metrics.operationCost.observe({ kind: 'actual' }, actualCost(served.schema, metadataOf(served), args.document, result.data as Record<string, unknown>, { operationName: args.operationName ?? undefined, variables }).total);
+            metrics.operationCost.observe({ kind: 'actual' }, actualCost(served.schema, served.supergraph.cost, args.document, result.data as Record<string, unknown>, { operationName: args.operationName ?? undefined, variables }).total);
           }
         },
       };

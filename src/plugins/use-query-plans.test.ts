@@ -2,6 +2,7 @@ import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { GraphHolder } from '../gateway/served-graph.js';
 import type { QueryPlanner } from '../gateway/plan/query-planner.js';
+import { Supergraph } from '../gateway/supergraph/supergraph.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { useQueryPlans } from './use-query-plans.js';
 import { useRequestState } from './use-request-state.js';
@@ -11,7 +12,7 @@ function miniRouter(execute: QueryPlanner['execute']) {
   const schema = createSchema({ typeDefs: 'type Query { hello: String }', resolvers: { Query: { hello: () => 'stitched' } } });
   const planner: QueryPlanner = { planFor: () => ({ fetches: [], denied: [], variableDefaults: {} }), whyUnplanned: () => undefined, warm: () => true, execute };
   const graph = new GraphHolder();
-  graph.swap({ schema, supergraphSdl: '', subgraphs: [], routes: new Map(), source: 'test', planner });
+  graph.swap({ schema, supergraph: Supergraph.fromSdl('type Query { hello: String }'), subgraphs: [], routes: new Map(), source: 'test', planner });
   const metrics = createMetrics({ processMetrics: false });
   const yoga = createYoga({ schema: () => graph.current!.schema, plugins: [useRequestState(graph), useQueryPlans({ metrics })], logging: false });
   const query = async () => (await yoga.fetch('http://router.test/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"{ hello }"}' })).json();

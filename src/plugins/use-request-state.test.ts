@@ -3,11 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { GraphHolder } from '../gateway/served-graph.js';
+import { Supergraph } from '../gateway/supergraph/supergraph.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
 import { useRequestState } from './use-request-state.js';
 
 function servedGraph(answer: string) {
-  return { schema: createSchema({ typeDefs: 'type Query { hello: String }', resolvers: { Query: { hello: () => answer } } }), supergraphSdl: '', subgraphs: [], routes: new Map(), source: 'test' };
+  return { schema: createSchema({ typeDefs: 'type Query { hello: String }', resolvers: { Query: { hello: () => answer } } }), supergraph: Supergraph.fromSdl('type Query { hello: String }'), subgraphs: [], routes: new Map(), source: 'test' };
 }
 
 /** A yoga on the request state alone, with a plugin that runs at execution start (after the state's). */

@@ -5,7 +5,7 @@ import { requestStateOf } from '../request/request-state.js';
 import type { Principal } from './authentication/principal.js';
 import { delegationInfo, pruneDenied, type PrunedOperation } from './prune-denied.js';
 
-/** What a field or type demands of the caller, from the subgraphs' SDL. */
+/** What a field or type demands of the caller, from the subgraphs' SDL (read by src/gateway/supergraph/authorization-facts.ts). */
 export interface Requirement {
   authenticated: boolean;
   /** `@requiresScopes(scopes: [["a", "b"], ["c"]])`: any one group, every scope of it. */
@@ -20,33 +20,6 @@ export function principalsOf(principal: Principal | undefined): ReadonlySet<stri
   if (principal.clientId) set.add(`client:${principal.clientId}`);
   for (const role of principal.roles ?? []) set.add(`role:${role}`);
   return set;
-}
-
-/** `@authenticated` and `@requiresScopes` on fields (`Type.field`) and types (`Type`) of a supergraph. */
-export function readRequirements(supergraph: DocumentNode): Map<string, Requirement> {
-  const requirements = new Map<string, Requirement>();
-  const read = (directives: readonly { name: { value: string }; arguments?: readonly any[] }[] | undefined): Requirement | undefined => {
-    let requirement: Requirement | undefined;
-    for (const directive of directives ?? []) {
-      if (directive.name.value === 'authenticated') requirement = { ...requirement, authenticated: true };
-      if (directive.name.value === 'requiresScopes') {
-        const value = directive.arguments?.find((a) => a.name.value === 'scopes')?.value;
-        const groups = value?.kind === Kind.LIST ? value.values.map((g: any) => (g.kind === Kind.LIST ? g.values.map((s: any) => String(s.value)) : [String(g.value)])) : [];
-        requirement = { authenticated: true, ...requirement, scopes: groups };
-      }
-    }
-    return requirement;
-  };
-  for (const definition of supergraph.definitions) {
-    if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION && definition.kind !== Kind.OBJECT_TYPE_EXTENSION && definition.kind !== Kind.INTERFACE_TYPE_DEFINITION) continue;
-    const typeRequirement = read(definition.directives);
-    if (typeRequirement) requirements.set(definition.name.value, typeRequirement);
-    for (const field of definition.fields ?? []) {
-      const requirement = read(field.directives);
-      if (requirement) requirements.set(`${definition.name.value}.${field.name.value}`, requirement);
-    }
-  }
-  return requirements;
 }
 
 function meets(requirement: Requirement | undefined, principals: ReadonlySet<string>): boolean {

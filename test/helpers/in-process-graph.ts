@@ -37,7 +37,7 @@ export function inProcessGraph(subgraphs: readonly InProcessSubgraph[]): InProce
         return execute({ schema: schemas.get(endpoint.name)!, document: request.document, variableValues: request.variables, contextValue: {} });
       }) as Executor,
   });
-  const planner = createQueryPlanner({ supergraph: parse(outcome.supergraphSdl), apiSchema: built.schema, executors: built.executors });
+  const planner = createQueryPlanner({ supergraph: built.supergraph, apiSchema: built.schema, executors: built.executors });
   const json = (result: ExecutionResult) => JSON.parse(JSON.stringify(result)) as ExecutionResult;
   return {
     planner,

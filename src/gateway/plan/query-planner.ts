@@ -14,14 +14,16 @@ import {
 import type { Executor } from '@graphql-tools/utils';
 import { buildPlan, type QueryPlan } from './build-plan.js';
 import { runPlan } from './run-plan.js';
-import { PlanInvalid, PlanUnsupported, SupergraphModel } from './supergraph-model.js';
+import { PlanInvalid, PlanUnsupported } from './supergraph-model.js';
+import { Supergraph } from '../supergraph/supergraph.js';
 import { clientError } from '../../errors/client-error.js';
 import { createDocumentText, type DocumentText } from '../../cache/document-text.js';
 import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
 import { createAnswerProjector, type Projection } from './project-answer.js';
 
 export interface QueryPlannerOptions {
-  supergraph: DocumentNode;
+  /** The served graph's supergraph, whose join facts the plans follow (a bare document is wrapped, for tests). */
+  supergraph: Supergraph | DocumentNode;
   /** The client-facing schema (the stitched one): the projection runs on a copy of it without resolvers. */
   apiSchema: GraphQLSchema;
   /** The executor of each subgraph, by `join__Graph` value. */
@@ -95,8 +97,9 @@ const fromResponseKey: GraphQLFieldResolver<Record<string, unknown>, unknown> = 
  * work once per document, and a request only fills in variables and representations.
  */
 export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
-  const model = new SupergraphModel(options.supergraph);
-  const supergraphSchema = buildASTSchema(options.supergraph, { assumeValid: true, assumeValidSDL: true });
+  const supergraph = options.supergraph instanceof Supergraph ? options.supergraph : Supergraph.fromDocument(options.supergraph);
+  const model = supergraph.join;
+  const supergraphSchema = buildASTSchema(supergraph.document, { assumeValid: true, assumeValidSDL: true });
   // No resolvers: every field reads the merged tree; abstract types resolve by `__typename`.
   const projectionSchema = buildASTSchema(parse(printSchema(options.apiSchema), { noLocation: true }), { assumeValid: true, assumeValidSDL: true });
   const plans = new WeakMap<DocumentNode, Map<string, QueryPlan | PlanUnsupported>>();

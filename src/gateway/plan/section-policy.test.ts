@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { buildASTSchema, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../compose.js';
-import { HintBook, readSdlHints, type CacheRule } from '../../cache/cache-hints.js';
+import { HintBook, type CacheRule } from '../../cache/cache-hints.js';
+import { Supergraph } from '../supergraph/supergraph.js';
 import { buildPlan } from './build-plan.js';
 import { sectionPolicy } from './section-policy.js';
-import { SupergraphModel } from './supergraph-model.js';
 
 const CACHE_LINK = `@link(url: "https://switchyard.dev/cache/v1.0", import: ["@cacheControl"]) @composeDirective(name: "@cacheControl")
   enum CacheControlScope { PUBLIC PRIVATE }
@@ -21,8 +21,9 @@ function supergraphOf(subgraphs: { name: string; sdl: string }[]) {
 /** Each fetch's subgraph and policy for one query. */
 function policies(document: ReturnType<typeof parse>, query: string, rules: CacheRule[] = []) {
   const schema = buildASTSchema(document, { assumeValid: true, assumeValidSDL: true });
-  const plan = buildPlan(new SupergraphModel(document), schema, parse(query), undefined, new Set(), undefined);
-  const hints = new HintBook(readSdlHints(document), rules, 1);
+  const supergraph = Supergraph.fromDocument(document);
+  const plan = buildPlan(supergraph.join, schema, parse(query), undefined, new Set(), undefined);
+  const hints = new HintBook(supergraph.cacheHints, rules, 1);
   return plan.fetches.flatMap((fetch) => fetch.steps.map((step) => ({ subgraph: fetch.subgraph, ...sectionPolicy(schema, hints, fetch, step, 300_000) })));
 }
 

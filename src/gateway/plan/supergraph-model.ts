@@ -1,7 +1,8 @@
 // What the supergraph's join directives say about each type and field: which subgraph can resolve it, with which keys.
-import { Kind, parse, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { Kind, isTypeDefinitionNode, isTypeExtensionNode, parse, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { booleanArgument, enumArgument, stringArgument } from './join-directives.js';
 import { extractSubgraphSchemas } from './subgraph-schemas.js';
+import { readLinkNames, type LinkNames } from '../supergraph/link-names.js';
 
 /** One `@join__field(graph: G, ...)` of a field. */
 interface JoinField {
@@ -62,11 +63,14 @@ const NO_LABELS: ReadonlySet<string> = new Set();
 export type FieldSetTree = Map<string, FieldSetTree>;
 
 /**
- * Reads the supergraph once per composition. `graph` everywhere is the `join__Graph` enum value
- * (PRODUCTS); `subgraphName` maps it to the published name.
+ * The join facts of a supergraph, read once per served graph (the served graph's `Supergraph` builds
+ * it, see src/gateway/supergraph/supergraph.ts). `graph` everywhere is the `join__Graph` enum value
+ * (PRODUCTS); `subgraphName` maps it to the published name, for every reader of the supergraph.
  */
 export class SupergraphModel {
   readonly #types = new Map<string, TypeModel>();
+  /** Every type's `@join__type` graphs, whatever its kind (enums, scalars and inputs too), in supergraph order. */
+  readonly #typeGraphs = new Map<string, string[]>();
   readonly #fieldSets = new Map<string, SelectionSetNode>();
   readonly subgraphName = new Map<string, string>();
   /** Every progressive-override label of the supergraph. */
@@ -74,15 +78,25 @@ export class SupergraphModel {
   readonly #document: DocumentNode;
   #subgraphSchemas?: Map<string, GraphQLSchema>;
 
-  constructor(document: DocumentNode) {
+  /** `names`: the join directives' names as the supergraph's `@link`s spell them (default: read from `document`). */
+  constructor(document: DocumentNode, names: LinkNames = readLinkNames(document)) {
     this.#document = document;
     for (const definition of document.definitions) {
-      if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === 'join__Graph') {
+      if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === names.joinGraphEnum) {
         for (const value of definition.values ?? []) {
-          const name = stringArgument(value.directives?.find((d) => d.name.value === 'join__graph'), 'name');
+          const name = stringArgument(value.directives?.find((d) => d.name.value === names.joinGraph), 'name');
           this.subgraphName.set(value.name.value, name ?? value.name.value);
         }
         continue;
+      }
+      if (isTypeDefinitionNode(definition) || isTypeExtensionNode(definition)) {
+        for (const directive of definition.directives ?? []) {
+          const graph = directive.name.value === names.joinType ? enumArgument(directive, 'graph') : undefined;
+          if (!graph) continue;
+          const graphs = this.#typeGraphs.get(definition.name.value) ?? [];
+          if (!graphs.includes(graph)) graphs.push(graph);
+          this.#typeGraphs.set(definition.name.value, graphs);
+        }
       }
       if (
         definition.kind !== Kind.OBJECT_TYPE_DEFINITION &&
@@ -93,7 +107,7 @@ export class SupergraphModel {
       const model: TypeModel = { graphs: new Map(), fields: new Map(), unowned: new Set() };
       for (const directive of definition.directives ?? []) {
         const graph = enumArgument(directive, 'graph');
-        if (directive.name.value === 'join__type' && graph) {
+        if (directive.name.value === names.joinType && graph) {
           const entry = model.graphs.get(graph) ?? { keys: [], keyFields: new Set<string>(), interfaceObject: false };
           const key = stringArgument(directive, 'key');
           if (key) {
@@ -109,7 +123,7 @@ export class SupergraphModel {
         for (const field of definition.fields ?? []) {
           const joins = new Map<string, JoinField>();
           for (const directive of field.directives ?? []) {
-            if (directive.name.value !== 'join__field') continue;
+            if (directive.name.value !== names.joinField) continue;
             const graph = enumArgument(directive, 'graph');
             if (!graph) {
               model.unowned.add(field.name.value);
@@ -151,8 +165,6 @@ export class SupergraphModel {
     return this.#types.get(typeName)?.graphs.get(graph)?.interfaceObject ?? false;
   }
 
-
-
   /**
    * Whether `graph` resolves `typeName.fieldName` by itself: the type is in the graph and the field
    * is not external there, not overridden away, or is one of its key fields.
@@ -174,6 +186,22 @@ export class SupergraphModel {
   /** The subgraphs that resolve the field by themselves, in supergraph order. */
   resolversOf(typeName: string, fieldName: string, labels: ReadonlySet<string> = NO_LABELS): string[] {
     return [...this.graphsOf(typeName)].filter((graph) => this.canResolve(typeName, fieldName, graph, labels));
+  }
+
+  /** The graphs that define a type of any kind (`@join__type`), in supergraph order (what cost charges a type to). */
+  typeGraphs(typeName: string): readonly string[] {
+    return this.#typeGraphs.get(typeName) ?? [];
+  }
+
+  /**
+   * The graphs whose `@join__field` resolves the field: not `external`, not `usedOverridden`; both
+   * sides of a progressive override count. Empty when the field has no such entry (then every graph
+   * of its type does, see `typeGraphs`).
+   */
+  fieldGraphs(typeName: string, fieldName: string): readonly string[] {
+    const joins = this.#types.get(typeName)?.fields.get(fieldName);
+    if (!joins) return [];
+    return [...joins].filter(([, join]) => !join.external && !join.usedOverridden).map(([graph]) => graph);
   }
 
   /** Keys by which `graph` resolves the entity through `_entities` (none for a value type). */
