@@ -21,6 +21,7 @@ import {
 import { includedByConditions } from '../../request/included-by-conditions.js';
 import { analyseOperation, type FieldGroups, type IncludeTest, type OperationAnalysis } from '../../request/operation-analysis.js';
 import type { CostMetadata, FieldCostInfo } from './cost-metadata.js';
+import type { PlanPlacement } from './plan-placement.js';
 
 /** Default weights and sizes; each can be overridden per call. */
 export interface CostDefaults {
@@ -42,12 +43,22 @@ export interface CostOptions {
   defaults?: CostDefaults;
   /** Filled with the name of every variable the costing read: a memo keyed by those values alone is exact. */
   variablesRead?: Set<string>;
+  /**
+   * Where the operation's query plan fetches each field: each field is then charged to the subgraph
+   * whose fetch selects it (a field served through `@provides` to the providing subgraph), and one no
+   * fetch selects (denied) to none. Absent (no plan: stitching, planner off): the owner rule.
+   */
+  placement?: PlanPlacement;
 }
 
 /** A cost and its attribution to the subgraphs that resolve the costed fields. */
 export interface CostEstimate {
   total: number;
-  /** Per subgraph (registered name) its share of `total`; every subgraph resolving a selected field has an entry. */
+  /**
+   * Per subgraph (registered name) its share of `total`; every subgraph resolving a selected field has
+   * an entry. With a plan, the subgraphs its fetches select the fields from; a field no fetch selects
+   * (denied) counts in `total` only.
+   */
   bySubgraph: Record<string, number>;
   /** Why the number may surprise: slicing-argument rule broken, operation not found. Empty normally. */
   notes: string[];
