@@ -1,12 +1,18 @@
 // One analysis per operation of a document: the operation, its fragments and variables, and CollectFields memoised per runtime type and selection sets.
 import {
   Kind,
+  getNamedType,
   isAbstractType,
+  isCompositeType,
+  isUnionType,
   valueFromASTUntyped,
   type DirectiveNode,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLField,
+  type GraphQLInterfaceType,
   type GraphQLObjectType,
   type GraphQLSchema,
   type OperationDefinitionNode,
@@ -76,6 +82,7 @@ export class OperationAnalysis {
   /** The declared defaults of the operation's variables (as written, not coerced). */
   readonly variableDefaults: Readonly<Record<string, unknown>>;
   readonly #bySchema = new WeakMap<GraphQLSchema, Map<GraphQLObjectType, SetTrie>>();
+  readonly #selected = new WeakMap<GraphQLSchema, readonly SelectedField[]>();
 
   constructor(document: DocumentNode, operationName: string | undefined) {
     this.document = document;
@@ -130,6 +137,59 @@ export class OperationAnalysis {
     if (sets === 0) return EMPTY;
     return (node.collection ??= collect(schema, this.fragments, type, selectionSets));
   }
+
+  /**
+   * 4. Every field the operation selects, by the type it is selected on (an interface or a union
+   *    too, as written), once per coordinate: what authorization decides on. Only the operation that
+   *    runs and the fragments it reaches count (spec 6.1: the other operations of the document do not
+   *    execute); each condition is taken as "maybe", since a decision holds for any variables.
+   *    Introspection fields and what lies below them are left out. Memoised per schema.
+   */
+  selectedFields(schema: GraphQLSchema): readonly SelectedField[] {
+    let selected = this.#selected.get(schema);
+    if (selected) return selected;
+    const found = new Map<string, SelectedField>();
+    const visited = new Set<string>();
+    const walk = (type: GraphQLCompositeType, selectionSet: SelectionSetNode): void => {
+      for (const selection of selectionSet.selections) {
+        if (selection.kind === Kind.FIELD) {
+          const name = selection.name.value;
+          if (name.startsWith('__') || isUnionType(type)) continue;
+          const field = type.getFields()[name];
+          if (!field) continue;
+          const coordinate = `${type.name}.${name}`;
+          if (!found.has(coordinate)) found.set(coordinate, { coordinate, parentType: type, field });
+          const named = getNamedType(field.type);
+          if (selection.selectionSet && isCompositeType(named)) walk(named, selection.selectionSet);
+        } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+          const condition = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : type;
+          if (condition && isCompositeType(condition)) walk(condition, selection.selectionSet);
+        } else {
+          // A fragment's fields are selected on its type condition wherever it is spread: walked once.
+          const name = selection.name.value;
+          const fragment = this.fragments.get(name);
+          if (visited.has(name) || !fragment) continue;
+          visited.add(name);
+          const condition = schema.getType(fragment.typeCondition.name.value);
+          if (condition && isCompositeType(condition)) walk(condition, fragment.selectionSet);
+        }
+      }
+    };
+    const operation = this.operation;
+    const root = operation && (operation.operation === 'query' ? schema.getQueryType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getSubscriptionType());
+    if (operation && root) walk(root, operation.selectionSet);
+    selected = [...found.values()];
+    this.#selected.set(schema, selected);
+    return selected;
+  }
+}
+
+/** A field an operation selects, on the type it is selected on. */
+export interface SelectedField {
+  /** `Type.field`. */
+  readonly coordinate: string;
+  readonly parentType: GraphQLObjectType | GraphQLInterfaceType;
+  readonly field: GraphQLField<unknown, unknown>;
 }
 
 /** Analyses kept per document: one per operation name asked for. */
