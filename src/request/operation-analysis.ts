@@ -67,6 +67,7 @@ interface SetTrie {
  *    spec's for any values of the conditions: a fragment spread under no condition is visited once per
  *    collection (`visitedFragments`), one under a condition may be reached again by a later spread of
  *    the same fragment, and a field node reached twice counts once.
+ * 4. The fields the operation selects, by the type they are selected on, for authorization.
  * Pure and keyed by identity (the document, the schema, the selection sets are never mutated), so
  * the memo can be shared by every request and graph, and is dropped with the document.
  */
