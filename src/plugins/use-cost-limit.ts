@@ -2,12 +2,14 @@
 import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { requestError } from '../errors/client-error.js';
+import type { QueryPlan } from '../gateway/plan/plan-types.js';
 import type { ServedGraph } from '../gateway/served-graph.js';
 import type { PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { actualCost } from './cost/actual-cost.js';
 import { estimateCost, type CostEstimate } from './cost/estimate-cost.js';
+import { PlanPlacement } from './cost/plan-placement.js';
 
 export interface CostLimitOptions {
   policies: PolicyBook;
@@ -38,25 +40,38 @@ interface DocumentMemo {
  *    before any subgraph call.
  * The estimate joins the request state (`cost`), where the rate limiter after this plugin reads it.
  * 4. A subgraph whose share of the estimate exceeds its route's `costBudget` is skipped: its sections
- *    come back null with SUBGRAPH_COST_EXCEEDED, the rest of the page is served.
+ *    come back null with SUBGRAPH_COST_EXCEEDED, the rest of the page is served. The shares follow the
+ *    operation's query plan when it has one (looked up once here, kept as the state's `plan`): a field
+ *    is charged to the subgraph whose fetch selects it, so a budget never skips a subgraph for fields
+ *    another serves (`@provides`); the estimate is then memoised per plan.
  * 5. After execution, the actual cost (from real list sizes) is measured; both go to
  *    `switchyard_operation_cost{kind}` so ops can tune limits from data.
  */
 export function useCostLimit(options: CostLimitOptions): Plugin {
   const { policies, metrics } = options;
-  const memoByGraph = new WeakMap<ServedGraph, WeakMap<DocumentNode, DocumentMemo>>();
+  /** Estimates by document, or by plan when the operation has one (its split follows the plan). */
+  const memoByGraph = new WeakMap<ServedGraph, WeakMap<DocumentNode | QueryPlan, DocumentMemo>>();
+  const placements = new WeakMap<QueryPlan, PlanPlacement>();
 
-  function estimate(served: ServedGraph, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined): CostEstimate {
+  function placementOf(plan: QueryPlan): PlanPlacement {
+    let placement = placements.get(plan);
+    if (!placement) placements.set(plan, (placement = new PlanPlacement(plan)));
+    return placement;
+  }
+
+  function estimate(served: ServedGraph, document: DocumentNode, operationName: string | undefined, variables: Record<string, unknown> | undefined, plan: QueryPlan | undefined): CostEstimate {
     let memo = memoByGraph.get(served);
     if (!memo) memoByGraph.set(served, (memo = new WeakMap()));
-    let entry = memo.get(document);
-    if (!entry) memo.set(document, (entry = { relevant: [], variants: new Map() }));
+    // A plan is made per document (and decision), so it keys its document's estimates as well.
+    const owner = plan ?? document;
+    let entry = memo.get(owner);
+    if (!entry) memo.set(owner, (entry = { relevant: [], variants: new Map() }));
     const keyOf = (names: readonly string[]) => `${operationName ?? ''}|${names.length ? JSON.stringify(names.map((name) => variables?.[name])) : ''}`;
     let key = keyOf(entry.relevant);
     let result = entry.variants.get(key);
     if (!result) {
       const read = new Set<string>();
-      result = estimateCost(served.schema, served.supergraph.cost, document, { operationName, variables, variablesRead: read });
+      result = estimateCost(served.schema, served.supergraph.cost, document, { operationName, variables, variablesRead: read, placement: plan && placementOf(plan) });
       const added = [...read].filter((name) => !entry.relevant.includes(name));
       if (added.length > 0) {
         // A variable no cached estimate depended on: the old keys no longer say enough.
@@ -78,7 +93,11 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
       const served = state.graph;
       const name = state.operationName;
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
-      const cost = estimate(served, args.document, args.operationName ?? undefined, variables);
+      // The plan is looked up here, after authorization decided (it is per decision), and kept on
+      // the state for use-query-plans: the split follows the fetches that will really run.
+      const planner = served.planner;
+      if (planner && served.schema === args.schema) state.plan = planner.planFor(args.document, args.operationName, state.decision?.denied);
+      const cost = estimate(served, args.document, args.operationName ?? undefined, variables, state.plan);
       state.cost = cost;
       const limit = policies.resolve(name).costLimit;
       if (limit !== undefined && cost.total > limit) {

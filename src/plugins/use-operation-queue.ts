@@ -1,8 +1,9 @@
 // Per-operation capacity: beyond max_concurrency requests wait in FIFO order; a full queue answers with a waiting ticket.
-import { getOperationAST } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import { clientError, requestError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
+import { analyseOperation } from '../request/operation-analysis.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { OperationQueue, QueueRefused, type QueueLimits } from './queue/operation-queue.js';
 import type { TicketStore } from './queue/ticket-store.js';
@@ -88,7 +89,9 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
 
   const plugin: Plugin = {
     async onExecute({ args, setExecuteFn, executeFn, setResultAndStopExecution }) {
-      const operation = getOperationAST(args.document, args.operationName);
+      // Read once by use-request-state (before this plugin); from the memoised analysis outside the router.
+      const state = requestStateOf(args.contextValue);
+      const operation = state ? state.operation : analyseOperation(args.document, args.operationName).operation;
       if (operation?.operation === 'subscription') return;
       const name = operation?.name?.value;
       const key = policies.hasOwn(name) ? name! : DEFAULT_POLICY;

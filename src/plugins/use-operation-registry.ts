@@ -1,8 +1,9 @@
 // Records every executed operation and its client in the operation registry, off the request path.
 import { createHash } from 'node:crypto';
-import { getOperationAST, print, type DocumentNode } from 'graphql';
+import { print, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { OperationRecorder } from '../registry/operation-log.js';
+import { analyseOperation } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
 
 export interface OperationRegistryOptions {
@@ -49,11 +50,13 @@ export function useOperationRegistry(options: OperationRegistryOptions): Plugin 
   }
   return {
     onExecute({ args }) {
-      const operation = getOperationAST(args.document, args.operationName);
+      // Read once by use-request-state (before this plugin); from the memoised analysis outside the router.
+      const state = requestStateOf(args.contextValue);
+      const operation = state ? state.operation : analyseOperation(args.document, args.operationName).operation;
       if (!operation) return;
       const { text, hash } = normalise(args.document);
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
-      const tokenClient = requestStateOf(args.contextValue)?.principal?.clientId;
+      const tokenClient = state?.principal?.clientId;
       recorder.record({
         hash,
         normalised: text,

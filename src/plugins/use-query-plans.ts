@@ -24,7 +24,8 @@ export function useQueryPlans(options: QueryPlansOptions): Plugin {
       // The graph the request started on (its schema is args.schema), whatever swap happened since.
       const state = requestStateOf(args.contextValue);
       const planner = state?.graph.planner;
-      const plan = planner && state.graph.schema === args.schema ? planner.planFor(args.document, args.operationName, state.decision?.denied) : undefined;
+      // use-cost-limit may have looked the plan up already (same graph, document and decision).
+      const plan = planner && state.graph.schema === args.schema ? (state.plan ?? planner.planFor(args.document, args.operationName, state.decision?.denied)) : undefined;
       if (!plan) {
         metrics?.executions.inc({ path: 'stitching' });
         return;

@@ -1,8 +1,8 @@
 // Creates every GraphQL request's state on the graph served when it starts (503 SCHEMA_NOT_READY while there is none), and reads its operation once.
 import type { ServerResponse } from 'node:http';
-import { getOperationAST } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphHolder } from '../gateway/served-graph.js';
+import { analyseOperation } from '../request/operation-analysis.js';
 import { attachRequestState, RequestState, requestStateOf } from '../request/request-state.js';
 import { errorResponse } from './http-error-response.js';
 
@@ -11,7 +11,8 @@ import { errorResponse } from './http-error-response.js';
  *    state (request-state.ts) is created on the graph served now and joins the context. The schema
  *    factory (router.ts) reads the graph from it, so the schema and every plugin agree on the graph
  *    whatever swap happens while the request runs.
- * 2. At execution start: the operation that runs and its name, read once for every plugin after it.
+ * 2. At execution start: the operation that runs and its name, read once for every plugin after it
+ *    from the document's operation analysis (memoised per document; decision 015).
  * Always installed, whatever features are on.
  */
 export function useRequestState(graph: GraphHolder): Plugin {
@@ -28,7 +29,7 @@ export function useRequestState(graph: GraphHolder): Plugin {
     onExecute({ args }) {
       const state = requestStateOf(args.contextValue);
       if (!state) return;
-      state.operation = getOperationAST(args.document, args.operationName) ?? undefined;
+      state.operation = analyseOperation(args.document, args.operationName).operation;
       state.operationName = state.operation?.name?.value;
     },
   };

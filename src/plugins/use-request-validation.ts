@@ -1,8 +1,9 @@
 // Malformed requests are 400 with a GraphQL errors array, before any plugin reads their parameters and before anything runs.
-import { getOperationAST, getVariableValues, GraphQLError, type ASTVisitor, type ExecutionResult, type ValidationContext } from 'graphql';
+import { getVariableValues, GraphQLError, type ASTVisitor, type ExecutionResult, type ValidationContext } from 'graphql';
 import { isAsyncIterable, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { configSchema } from '../config/schema.js';
 import { requestError } from '../errors/client-error.js';
+import { analyseOperation } from '../request/operation-analysis.js';
 import { ANSWER_MEDIA_TYPES, answerableIn } from './completeness/media-type.js';
 import { errorResponse } from './http-error-response.js';
 import { JsonDepthScanner, jsonDeeperThan } from './request-validation/json-depth.js';
@@ -89,7 +90,8 @@ export function useRequestValidation(options: RequestValidationOptions = {}): Pl
       // Variables are coerced here, before any plugin or the plan runner acts on them: the plan
       // runner fetches first and lets graphql-js coerce when it shapes the answer, which called
       // subgraphs for a request that was then refused.
-      const definitions = getOperationAST(args.document, args.operationName)?.variableDefinitions;
+      // Before use-request-state: the document's operation analysis (memoised; it reads the same one).
+      const definitions = analyseOperation(args.document, args.operationName).operation?.variableDefinitions;
       if (definitions?.length) {
         const coerced = getVariableValues(args.schema, definitions, (args.variableValues ?? {}) as Record<string, unknown>, { maxErrors: 20 });
         if (coerced.errors) {

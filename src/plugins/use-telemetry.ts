@@ -2,8 +2,9 @@
 import { randomFillSync, randomUUID } from 'node:crypto';
 import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
-import { getOperationAST, type ExecutionResult } from 'graphql';
+import type { ExecutionResult } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { analyseOperation } from '../request/operation-analysis.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
 import { refusalCodeOf } from './http-error-response.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -115,7 +116,7 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       const state = (record.state = requestStateOf(args.contextValue));
       linkRequestTelemetry(args.contextValue as object, telemetry);
       // Read once by use-request-state (before this plugin); computed here only outside the router.
-      const operation = state ? state.operation : getOperationAST(args.document, args.operationName);
+      const operation = state ? state.operation : analyseOperation(args.document, args.operationName).operation;
       telemetry.operationName ??= operation?.name?.value ?? null;
       if (telemetry.span && telemetry.traceContext) {
         if (telemetry.operationName) telemetry.span.setAttribute(SPAN_ATTRIBUTE.operationName, telemetry.operationName);

@@ -4,6 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { OperationDefinitionNode } from 'graphql';
 // Types only, erased at build: the state carries values the layers above own, never their code
 // (see docs/decisions/011-one-request-state.md).
+import type { QueryPlan } from '../gateway/plan/plan-types.js';
 import type { ServedGraph } from '../gateway/served-graph.js';
 import type { CostEstimate } from '../plugins/cost/estimate-cost.js';
 import type { Principal } from '../security/authentication/principal.js';
@@ -50,7 +51,7 @@ setMaxListeners(0, NEVER);
  * | `principal` | use-authentication | authorization, rate limit, audit, operation registry, subgraph tokens, section cache |
  * | `operation`, `operationName` | use-request-state (execution start) | telemetry, audit, cost, rate limit, deadline, completeness |
  * | `decision` | use-authorization (only when it denies something) | field guards, query plans |
- * | `cost`, `skipped` | use-cost-limit | rate limit, subgraph executors |
+ * | `plan`, `cost`, `skipped` | use-cost-limit | query plans (`plan`), rate limit, subgraph executors |
  * | `deadlineMs`, `deadlineAt` | use-deadline (resilience on) | subgraph executors, section cache |
  * | `signal` | made on first read | subgraph executors |
  * | `subgraphsCalled` | subgraph executors | access line, audit row |
@@ -67,6 +68,8 @@ export class RequestState {
   operationName: string | undefined = undefined;
   /** The authorization decision, set only when it denies some fields (undefined: nothing is denied). */
   decision: Decision | undefined = undefined;
+  /** The query plan the request runs, when use-cost-limit looked it up (it charges subgraphs by its fetches); use-query-plans reuses it. */
+  plan: QueryPlan | undefined = undefined;
   /** The estimated cost (absent for subscriptions, or before costing). */
   cost: CostEstimate | undefined = undefined;
   /** Subgraphs this request must not call (cost budget exceeded). */

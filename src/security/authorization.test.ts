@@ -183,6 +183,25 @@ describe('denied fields never reach a subgraph', () => {
   });
 });
 
+describe('decisions on the operation that runs', () => {
+  // GraphQL spec 6.1: only the selected operation executes; the document's others are never read.
+  const document = parse('query Catalogue { products { name } } query Finder { search { __typename } } fragment Unused on Product { reviews { rating } }');
+
+  it('refuses an operation whose every root field is denied, though another operation of its document is allowed', () => {
+    const { schema } = stitchedGraph();
+    const authorizer = authorizerDenying('Query.search', 'Product.reviews');
+    expect(authorizer.decide(schema, new Map(), document, 'Finder', BOB)).toMatchObject({ refused: true });
+  });
+
+  it('denies nothing in an allowed operation for fields only another operation or an unused fragment selects', () => {
+    const { schema } = stitchedGraph();
+    const authorizer = authorizerDenying('Query.search', 'Product.reviews');
+    const decision = authorizer.decide(schema, new Map(), document, 'Catalogue', BOB);
+    expect(decision).toMatchObject({ refused: false });
+    expect([...decision.denied]).toEqual([]);
+  });
+});
+
 describe('Authorizer memoisation', () => {
   const document = parse('{ product(id: "1") { name reviews { rating } } }');
 

@@ -1,6 +1,7 @@
 // Authorization decisions: table rules (principal → coordinate) and @authenticated / @requiresScopes, once per document and principal set.
-import { Kind, TypeInfo, defaultFieldResolver, getNamedType, isAbstractType, isObjectType, visit, visitWithTypeInfo, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, getOperationAST } from 'graphql';
+import { Kind, defaultFieldResolver, getNamedType, isAbstractType, isObjectType, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { PermissionBook } from '../registry/permission-store.js';
+import { analyseOperation, type OperationAnalysis } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
 import type { Principal } from './authentication/principal.js';
 import { delegationInfo, pruneDenied, type PrunedOperation } from './prune-denied.js';
@@ -53,9 +54,10 @@ export interface AuthorizerOptions {
 }
 
 /**
- * 1. The fields a document reads (their coordinates, return types, whether at the root) are listed
- *    once per document and schema; a field selected on an interface counts as read on each of its
- *    object types too.
+ * 1. The fields an operation reads (their coordinates, return types, whether at the root) are listed
+ *    once per document, operation and schema, from the operation's analysis (decision 015): only the
+ *    operation that runs and the fragments it reaches, since the document's other operations do not
+ *    execute; a field selected on an interface counts as read on each of its object types too.
  * 2. A decision is computed once per schema, document, operation, rule version and decisive
  *    principal set (a principal no rule names and that is no scope cannot change it), and memoised (at most 256 per document and schema). The schema is part of the key because a
  *    swap can change the SDL's requirements while clients keep sending the same (cached) document.
@@ -70,7 +72,7 @@ export interface AuthorizerOptions {
 export class Authorizer {
   readonly #book: PermissionBook;
   readonly #defaultPolicy: 'open' | 'closed';
-  readonly #uses = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, FieldUse[]>>();
+  readonly #uses = new WeakMap<GraphQLSchema, WeakMap<OperationAnalysis, FieldUse[]>>();
   readonly #decisions = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, Decision>>>();
 
   constructor(options: AuthorizerOptions) {
@@ -78,37 +80,27 @@ export class Authorizer {
     this.#defaultPolicy = options.defaultPolicy;
   }
 
-  #fieldUses(schema: GraphQLSchema, document: DocumentNode): FieldUse[] {
+  #fieldUses(schema: GraphQLSchema, analysis: OperationAnalysis): FieldUse[] {
     let bySchema = this.#uses.get(schema);
     if (!bySchema) this.#uses.set(schema, (bySchema = new WeakMap()));
-    let uses = bySchema.get(document);
+    let uses = bySchema.get(analysis);
     if (uses) return uses;
     const found = new Map<string, FieldUse>();
-    const typeInfo = new TypeInfo(schema);
     const roots = new Set([schema.getQueryType()?.name, schema.getMutationType()?.name, schema.getSubscriptionType()?.name]);
-    visit(
-      document,
-      visitWithTypeInfo(typeInfo, {
-        Field() {
-          const parent = typeInfo.getParentType();
-          const field = typeInfo.getFieldDef();
-          if (!parent || !field || field.name.startsWith('__')) return;
-          const coordinate = `${parent.name}.${field.name}`;
-          if (!found.has(coordinate)) found.set(coordinate, { coordinate, returnType: getNamedType(field.type).name, root: roots.has(parent.name) });
-          if (!isAbstractType(parent)) return;
-          // Selected on an interface, the field is read from whichever object type the value turns out
-          // to be: each one's rules and requirements apply, or `{ node { secret } }` would bypass a rule
-          // on `Product.secret` (the guards sit on object types).
-          for (const type of schema.getPossibleTypes(parent)) {
-            const own = type.getFields()[field.name];
-            const concrete = `${type.name}.${field.name}`;
-            if (own && !found.has(concrete)) found.set(concrete, { coordinate: concrete, returnType: getNamedType(own.type).name, root: false });
-          }
-        },
-      }),
-    );
+    for (const { coordinate, parentType: parent, field } of analysis.selectedFields(schema)) {
+      if (!found.has(coordinate)) found.set(coordinate, { coordinate, returnType: getNamedType(field.type).name, root: roots.has(parent.name) });
+      if (!isAbstractType(parent)) continue;
+      // Selected on an interface, the field is read from whichever object type the value turns out
+      // to be: each one's rules and requirements apply, or `{ node { secret } }` would bypass a rule
+      // on `Product.secret` (the guards sit on object types).
+      for (const type of schema.getPossibleTypes(parent)) {
+        const own = type.getFields()[field.name];
+        const concrete = `${type.name}.${field.name}`;
+        if (own && !found.has(concrete)) found.set(concrete, { coordinate: concrete, returnType: getNamedType(own.type).name, root: false });
+      }
+    }
     uses = [...found.values()];
-    bySchema.set(document, uses);
+    bySchema.set(analysis, uses);
     return uses;
   }
 
@@ -150,13 +142,14 @@ export class Authorizer {
   }
 
   #decide(schema: GraphQLSchema, requirements: ReadonlyMap<string, Requirement>, document: DocumentNode, operationName: string | null | undefined, principals: ReadonlySet<string>): Decision {
-    const operation = getOperationAST(document, operationName);
+    const analysis = analyseOperation(document, operationName);
+    const operation = analysis.operation;
     const name = operation?.name?.value;
     if (name && this.#book.principalsFor(`operation:${name}`) && !this.#allowed(`operation:${name}`, principals, false)) return { denied: new Set(), refused: true };
     const denied = new Set<string>();
     let roots = 0;
     let deniedRoots = 0;
-    for (const use of this.#fieldUses(schema, document)) {
+    for (const use of this.#fieldUses(schema, analysis)) {
       if (use.root) roots++;
       const ok = this.#allowed(use.coordinate, principals, use.root) && meets(requirements.get(use.coordinate), principals) && meets(requirements.get(use.returnType), principals);
       if (!ok) {
@@ -173,8 +166,7 @@ export class Authorizer {
     }
     const refused = roots > 0 && deniedRoots === roots;
     if (refused || !operation) return { denied, refused };
-    const fragments = document.definitions.filter((definition): definition is FragmentDefinitionNode => definition.kind === Kind.FRAGMENT_DEFINITION);
-    return { denied, refused, pruned: pruneDenied(schema, operation, fragments, denied) };
+    return { denied, refused, pruned: pruneDenied(schema, operation, [...analysis.fragments.values()], denied) };
   }
 }
 

@@ -1,12 +1,6 @@
 // The query planner's entry point: one client operation becomes fetches, one per subgraph and moment, each with its document.
-import {
-  Kind,
-  valueFromASTUntyped,
-  type DocumentNode,
-  type FragmentDefinitionNode,
-  type GraphQLSchema,
-  type OperationDefinitionNode,
-} from 'graphql';
+import type { DocumentNode, GraphQLSchema } from 'graphql';
+import { analyseOperation } from '../../request/operation-analysis.js';
 import { batchFetches } from './batch-fetches.js';
 import { validateDocuments } from './emit-documents.js';
 import type { QueryPlan } from './plan-types.js';
@@ -60,28 +54,19 @@ export function buildPlan(
   labels: ReadonlySet<string> = NONE,
   denied: ReadonlySet<string> = NONE,
 ): QueryPlan {
-  const operation = selectOperation(document, operationName);
+  const analysis = analyseOperation(document, operationName);
+  const operation = analysis.operation;
+  if (!operation) throw new PlanUnsupported('no single operation to plan');
   if (operation.operation === 'subscription') throw new PlanUnsupported('subscription operations are executed by stitching');
   if (operation.directives?.length) throw new PlanUnsupported('operation directives');
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  const planner = new Planner(model, schema, fragments, labels, denied);
+  const planner = new Planner(model, schema, analysis, labels, denied);
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
   planner.settlePrivateKeys();
-  const definitions = new Map((operation.variableDefinitions ?? []).map((d) => [d.variable.name.value, d]));
-  const variableDefaults: Record<string, unknown> = {};
-  for (const [name, definition] of definitions) if (definition.defaultValue) variableDefaults[name] = valueFromASTUntyped(definition.defaultValue);
+  const definitions = new Map(analysis.variableDefinitions.map((d) => [d.variable.name.value, d]));
   const fetches = batchFetches(planner.steps, definitions, planner.mutationRoots);
   // 7. The safety net: a document its subgraph must reject is never sent.
   validateDocuments(model, fetches);
-  return { fetches, denied: planner.denials, variableDefaults };
-}
-
-function selectOperation(document: DocumentNode, operationName?: string | null): OperationDefinitionNode {
-  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-  const operation = operationName ? operations.find((o) => o.name?.value === operationName) : operations.length === 1 ? operations[0] : undefined;
-  if (!operation) throw new PlanUnsupported('no single operation to plan');
-  return operation;
+  return { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults };
 }

@@ -8,14 +8,13 @@ import {
   type ArgumentNode,
   type DirectiveNode,
   type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLCompositeType,
   type GraphQLInterfaceType,
   type GraphQLObjectType,
   type GraphQLSchema,
-  type SelectionNode,
   type SelectionSetNode,
 } from 'graphql';
+import type { FieldGroups, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
 import { chooseTarget, compositeTypeOf, subgraphKey, typeResolver } from './entity-paths.js';
 import type { PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
@@ -41,7 +40,8 @@ export class Planner {
   constructor(
     readonly model: SupergraphModel,
     readonly schema: GraphQLSchema,
-    readonly fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+    /** The client operation's analysis: its fragments and memoised CollectFields. */
+    readonly analysis: OperationAnalysis,
     /** The progressive-override labels switched on for the requests this plan serves. */
     readonly labels: ReadonlySet<string>,
     /** Coordinates (`Type.field`) the authorization decision denies: 9. */
@@ -64,7 +64,7 @@ export class Planner {
   }
 
   /** The client's fields at a position, by response key (10). */
-  recordClientKeys(path: readonly string[], typeName: string, fields: ReadonlyMap<string, FieldNode[]>): void {
+  recordClientKeys(path: readonly string[], typeName: string, fields: FieldGroups): void {
     if (this.#internal > 0) return;
     const position = positionOf(path, typeName);
     let keys = this.#clientKeys.get(position);
@@ -118,7 +118,7 @@ export class Planner {
   }
 
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
-    const fields = collectFields(this.schema, this.fragments, rootType, selectionSet.selections);
+    const fields = collectFields(this.schema, this.analysis, rootType, [selectionSet]);
     const roots = new Map<string, PlanStep>();
     let previous: PlanStep[] = [];
     for (const [key, nodes] of fields) {
@@ -184,7 +184,7 @@ export class Planner {
   /** Plans selections at one position (an object, interface or union) inside `step`; adds every step it puts fields in to `touched`. */
   planSelections(
     parentType: GraphQLCompositeType,
-    selections: readonly SelectionNode[],
+    selectionSets: readonly (SelectionSetNode | undefined)[],
     graph: string,
     step: PlanStep,
     at: SelectionTree,
@@ -195,13 +195,13 @@ export class Planner {
     skip?: ReadonlySet<string>,
   ): void {
     if (isObjectType(parentType)) {
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.fragments, parentType, selections), skip), graph, step, at, path, provided, touched);
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, provided, touched);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) {
-      this.planInterfaceObject(parentType as GraphQLInterfaceType, selections, graph, step, at, path, provided, touched);
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched);
       return;
     }
     addLeaf(at, TYPENAME);
@@ -211,7 +211,7 @@ export class Planner {
     for (const possibleInGraph of this.model.subgraphSchema(graph).getPossibleTypes(local)) {
       const possible = this.schema.getType(possibleInGraph.name);
       if (!possible || !isObjectType(possible)) continue;
-      const fields = without(collectFields(this.schema, this.fragments, possible, selections), skip);
+      const fields = without(collectFields(this.schema, this.analysis, possible, selectionSets), skip);
       if (fields.size === 0) continue;
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
@@ -228,7 +228,7 @@ export class Planner {
    */
   planInterfaceObject(
     iface: GraphQLInterfaceType,
-    selections: readonly SelectionNode[],
+    selectionSets: readonly (SelectionSetNode | undefined)[],
     graph: string,
     step: PlanStep,
     at: SelectionTree,
@@ -240,7 +240,7 @@ export class Planner {
     addLeaf(at, TYPENAME);
     const own = new Map<string, FieldNode[]>();
     for (const possible of this.schema.getPossibleTypes(iface)) {
-      for (const [key, nodes] of collectFields(this.schema, this.fragments, possible, selections)) {
+      for (const [key, nodes] of collectFields(this.schema, this.analysis, possible, selectionSets)) {
         const name = nodes[0].name.value;
         if (name === TYPENAME || !iface.getFields()[name] || !(provided?.has(name) || this.model.canResolve(iface.name, name, graph, this.labels))) continue;
         const known = own.get(key);
@@ -258,7 +258,7 @@ export class Planner {
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
     this.addKey(resolution, resolver.key);
-    this.planSelections(iface, selections, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()));
+    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()));
   }
 
   /** The key's fields go into the step's representations, and mark an object with a null one as no entity. */
@@ -270,7 +270,7 @@ export class Planner {
 
   planObjectFields(
     type: GraphQLObjectType | GraphQLInterfaceType,
-    fields: Map<string, FieldNode[]>,
+    fields: FieldGroups,
     graph: string,
     step: PlanStep,
     at: SelectionTree,
@@ -278,7 +278,7 @@ export class Planner {
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
   ): void {
-    const remote: [string, FieldNode[]][] = [];
+    const remote: [string, readonly FieldNode[]][] = [];
     this.recordClientKeys(path, type.name, fields);
     for (const [key, nodes] of fields) {
       const node = nodes[0];
@@ -314,8 +314,8 @@ export class Planner {
       const ownerType = target.lookupType ?? type.name;
       const requires = this.model.requiresOf(ownerType, name, target.graph);
       this.internal(() => {
-        this.planSelections(type, this.model.fieldSetSelection(target.key).selections, graph, step, at, path, provided, providers);
-        if (requires) this.planSelections(type, this.model.fieldSetSelection(requires).selections, graph, step, at, path, provided, providers);
+        this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers);
+        if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers);
       });
       const child = this.entityStep(target.graph, path, type.name, providers);
       if (target.lookupType) child.lookupType = target.lookupType;

@@ -11,6 +11,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { CostMetadata, FieldCostInfo } from './cost-metadata.js';
+import { childPosition, type PlanPlacement } from './plan-placement.js';
 import {
   addScaled,
   argumentsCost,
@@ -44,7 +45,7 @@ export type ActualCost = CostEstimate;
  *    answered null); below a null value nothing is counted.
  * 3. An object of an abstract type costs as its `__typename` says; without `__typename` in the data,
  *    the most expensive possible type is taken, as in the estimate.
- * 4. The per-subgraph attribution is the estimate's (rule 7 there).
+ * 4. The per-subgraph attribution is the estimate's (rule 7 there): by the plan's fetches when given one.
  */
 export function actualCost(
   schema: GraphQLSchema,
@@ -58,9 +59,9 @@ export function actualCost(
   const tally = emptyTally();
   if (selected && data) {
     const { context, operation, rootType } = selected;
-    const walk: Walk = { context, plans: new Map() };
+    const walk: Walk = { context, plans: new Map(), placement: options.placement };
     const rootFields = collectFields(context, rootType, [operation.selectionSet]).values();
-    const plans = [...rootFields].map((group) => planField(context, group, rootType, undefined, operation.operation === 'mutation'));
+    const plans = [...rootFields].map((group) => planField(walk, group, rootType, undefined, operation.operation === 'mutation', ''));
     measureObject(walk, plans, data, tally);
   }
   return toCostEstimate(tally, notes);
@@ -74,6 +75,8 @@ export function actualCost(
 interface FieldPlan {
   group: readonly FieldNode[];
   responseKey: string;
+  /** The response path of the objects this field returns (plan-placement.ts); empty without a plan. */
+  position: string;
   subgraph: string | undefined;
   argumentsCost: number;
   list: boolean;
@@ -91,19 +94,24 @@ interface FieldPlan {
 interface Walk {
   context: CostContext;
   plans: Map<FieldPlan, Map<string, FieldPlan[]>>;
+  /** Where the query plan fetched each field; absent: the owner rule. */
+  placement: PlanPlacement | undefined;
 }
 
-function planField(context: CostContext, group: readonly FieldNode[], parentType: GraphQLObjectType, parentSubgraph: string | undefined, mutationRoot: boolean): FieldPlan | undefined {
+function planField(walk: Walk, group: readonly FieldNode[], parentType: GraphQLObjectType, parentSubgraph: string | undefined, mutationRoot: boolean, position: string): FieldPlan | undefined {
+  const { context, placement } = walk;
   const node = group[0];
   if (isIntrospectionField(node)) return undefined;
   const field = parentType.getFields()[node.name.value];
   if (!field) return undefined;
   const info = fieldCostInfo(context, parentType, field.name);
   const type = getNamedType(field.type);
+  const responseKey = node.alias?.value ?? node.name.value;
   return {
     group,
-    responseKey: node.alias?.value ?? node.name.value,
-    subgraph: chargedSubgraph(context, parentType, info, parentSubgraph),
+    responseKey,
+    position: placement ? childPosition(position, responseKey) : '',
+    subgraph: placement ? placement.subgraphOf(context.schema, position, responseKey, parentType) : chargedSubgraph(context, parentType, info, parentSubgraph),
     argumentsCost: argumentsCost(context, node, field, info),
     list: isListField(field),
     info,
@@ -122,7 +130,7 @@ function childPlans(walk: Walk, plan: FieldPlan, objectType: GraphQLObjectType):
   if (!plans) {
     plans = [];
     for (const group of collectFields(walk.context, objectType, plan.group.map((f) => f.selectionSet)).values()) {
-      const child = planField(walk.context, group, objectType, plan.subgraph, false);
+      const child = planField(walk, group, objectType, plan.subgraph, false, plan.position);
       if (child) plans.push(child);
     }
     byType.set(objectType.name, plans);

@@ -2,16 +2,13 @@
 import {
   Kind,
   getNamedType,
-  isAbstractType,
   isInputObjectType,
   isLeafType,
   isListType,
   isNonNullType,
   valueFromASTUntyped,
-  type DirectiveNode,
   type DocumentNode,
   type FieldNode,
-  type FragmentDefinitionNode,
   type GraphQLField,
   type GraphQLInputType,
   type GraphQLNamedType,
@@ -22,7 +19,9 @@ import {
   type ValueNode,
 } from 'graphql';
 import { includedByConditions } from '../../request/included-by-conditions.js';
+import { analyseOperation, type FieldGroups, type IncludeTest, type OperationAnalysis } from '../../request/operation-analysis.js';
 import type { CostMetadata, FieldCostInfo } from './cost-metadata.js';
+import type { PlanPlacement } from './plan-placement.js';
 
 /** Default weights and sizes; each can be overridden per call. */
 export interface CostDefaults {
@@ -44,12 +43,22 @@ export interface CostOptions {
   defaults?: CostDefaults;
   /** Filled with the name of every variable the costing read: a memo keyed by those values alone is exact. */
   variablesRead?: Set<string>;
+  /**
+   * Where the operation's query plan fetches each field: each field is then charged to the subgraph
+   * whose fetch selects it (a field served through `@provides` to the providing subgraph), and one no
+   * fetch selects (denied) to none. Absent (no plan: stitching, planner off): the owner rule.
+   */
+  placement?: PlanPlacement;
 }
 
 /** A cost and its attribution to the subgraphs that resolve the costed fields. */
 export interface CostEstimate {
   total: number;
-  /** Per subgraph (registered name) its share of `total`; every subgraph resolving a selected field has an entry. */
+  /**
+   * Per subgraph (registered name) its share of `total`; every subgraph resolving a selected field has
+   * an entry. With a plan, the subgraphs its fetches select the fields from; a field no fetch selects
+   * (denied) counts in `total` only.
+   */
   bySubgraph: Record<string, number>;
   /** Why the number may surprise: slicing-argument rule broken, operation not found. Empty normally. */
   notes: string[];
@@ -67,9 +76,12 @@ export interface CostContext {
   schema: GraphQLSchema;
   metadata: CostMetadata;
   defaults: Readonly<Required<CostDefaults>>;
-  fragments: ReadonlyMap<string, FragmentDefinitionNode>;
+  /** The operation's analysis: fragments, declared variables, memoised CollectFields. */
+  analysis: OperationAnalysis;
   variables: Record<string, unknown>;
   notes: Set<string>;
+  /** `@skip`/`@include` read with these variables. */
+  include: IncludeTest;
 }
 
 export interface SelectedOperation {
@@ -123,13 +135,8 @@ export function toCostEstimate(tally: Tally, notes: Iterable<string>): CostEstim
  * Undefined when no operation can be selected; execution will refuse such a request anyway.
  */
 export function selectOperation(schema: GraphQLSchema, metadata: CostMetadata, document: DocumentNode, options: CostOptions, notes: Set<string>): SelectedOperation | undefined {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  const operations: OperationDefinitionNode[] = [];
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    else if (definition.kind === Kind.OPERATION_DEFINITION) operations.push(definition);
-  }
-  const operation = options.operationName === undefined ? (operations.length === 1 ? operations[0] : undefined) : operations.find((op) => op.name?.value === options.operationName);
+  const analysis = analyseOperation(document, options.operationName);
+  const operation = analysis.operation;
   if (!operation) {
     notes.add(options.operationName === undefined ? 'no operation selected: the document has several and no operationName was given' : `no operation named "${options.operationName}"`);
     return undefined;
@@ -141,15 +148,16 @@ export function selectOperation(schema: GraphQLSchema, metadata: CostMetadata, d
   }
   const given = options.variables ?? {};
   const variables: Record<string, unknown> = {};
-  for (const definition of operation.variableDefinitions ?? []) {
+  for (const definition of analysis.variableDefinitions) {
     const name = definition.variable.name.value;
     if (Object.prototype.hasOwnProperty.call(given, name)) variables[name] = given[name];
-    else if (definition.defaultValue) variables[name] = valueFromASTUntyped(definition.defaultValue);
+    else if (Object.prototype.hasOwnProperty.call(analysis.variableDefaults, name)) variables[name] = analysis.variableDefaults[name];
   }
   const defaults = { ...DEFAULT_COST_DEFAULTS, ...withoutUndefined(options.defaults) };
   const read = options.variablesRead;
   const seen = read ? new Proxy(variables, { get: (target, name) => (typeof name === 'string' && read.add(name), Reflect.get(target, name)) }) : variables;
-  return { context: { schema, metadata, defaults, fragments, variables: seen, notes }, operation, rootType };
+  const context: CostContext = { schema, metadata, defaults, analysis, variables: seen, notes, include: (directives) => includedByConditions(directives, (value) => resolveValue(context, value)) };
+  return { context, operation, rootType };
 }
 
 function withoutUndefined(defaults: CostDefaults | undefined): CostDefaults {
@@ -160,56 +168,12 @@ function withoutUndefined(defaults: CostDefaults | undefined): CostDefaults {
 
 /**
  * GraphQL spec, "CollectFields()": the fields that execute for an object of type `objectType`, grouped
- * by response key. A fragment applies when its type condition includes the object's type; a named
- * fragment spread twice in one collection counts once (`visited`), the same fragment spread at another
- * position counts again; selections with the same response key merge. `@skip`/`@include` follow
- * `shouldInclude`.
+ * by response key, from the operation's analysis (memoised per document and type). `@skip`/`@include`
+ * are evaluated with the request's variables; an unknown variable (absent, no default) keeps the
+ * selection: an estimate should err on the side of counting.
  */
-export function collectFields(
-  context: CostContext,
-  objectType: GraphQLObjectType,
-  selectionSets: readonly (SelectionSetNode | undefined)[],
-  groups: Map<string, FieldNode[]> = new Map(),
-  visited: Set<string> = new Set(),
-): Map<string, FieldNode[]> {
-  for (const selectionSet of selectionSets) {
-    if (!selectionSet) continue;
-    for (const selection of selectionSet.selections) {
-      if (!shouldInclude(context, selection.directives)) continue;
-      if (selection.kind === Kind.FIELD) {
-        const key = selection.alias?.value ?? selection.name.value;
-        const group = groups.get(key);
-        if (group) group.push(selection);
-        else groups.set(key, [selection]);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        if (selection.typeCondition && !conditionApplies(context.schema, objectType, selection.typeCondition.name.value)) continue;
-        collectFields(context, objectType, [selection.selectionSet], groups, visited);
-      } else {
-        const name = selection.name.value;
-        if (visited.has(name)) continue;
-        visited.add(name);
-        const fragment = context.fragments.get(name);
-        if (!fragment || !conditionApplies(context.schema, objectType, fragment.typeCondition.name.value)) continue;
-        collectFields(context, objectType, [fragment.selectionSet], groups, visited);
-      }
-    }
-  }
-  return groups;
-}
-
-/** GraphQL spec, "DoesFragmentTypeApply()". */
-function conditionApplies(schema: GraphQLSchema, objectType: GraphQLObjectType, conditionName: string): boolean {
-  if (conditionName === objectType.name) return true;
-  const condition = schema.getType(conditionName);
-  return condition !== undefined && condition !== null && isAbstractType(condition) && schema.isSubType(condition, objectType);
-}
-
-/**
- * GraphQL spec, "@skip" and "@include": a literal or variable `if`. An unknown variable (absent, no
- * default) keeps the selection: an estimate should err on the side of counting.
- */
-function shouldInclude(context: CostContext, directives: readonly DirectiveNode[] | undefined): boolean {
-  return includedByConditions(directives, (value) => resolveValue(context, value));
+export function collectFields(context: CostContext, objectType: GraphQLObjectType, selectionSets: readonly (SelectionSetNode | undefined)[]): FieldGroups {
+  return context.analysis.collectFields(context.schema, objectType, selectionSets, context.include);
 }
 
 /** A literal's value, or a variable's (the request's value, else its default), nested variables included. */

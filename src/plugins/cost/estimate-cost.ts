@@ -1,6 +1,7 @@
 // Static cost estimate of one operation (IBM GraphQL Cost Directives, "Static Query Analysis"), split per subgraph.
 import { getNamedType, isAbstractType, isLeafType, type DocumentNode, type FieldNode, type GraphQLField, type GraphQLObjectType, type GraphQLSchema } from 'graphql';
 import type { CostMetadata, ListSizeSettings } from './cost-metadata.js';
+import { childPosition, type PlanPlacement } from './plan-placement.js';
 import {
   addScaled,
   argumentsCost,
@@ -59,9 +60,12 @@ export type { CostDefaults, CostEstimate, CostOptions } from './cost-rules.js';
  *    (own weight of that type plus its collected selection), the MAX over type conditions, not the sum,
  *    since each returned object has exactly one type.
  * 7. Per subgraph: each field's own weight and argument cost, times the sizes of the lists above and
- *    around it, is charged to the subgraph resolving it (its owner; for a field several subgraphs
- *    resolve, the parent field's subgraph when it is one of them, else the first owner). `total` is
- *    the sum of `bySubgraph`.
+ *    around it, is charged to the subgraph that serves it. Given the operation's query plan
+ *    (`placement`), that is the subgraph whose fetch selects the field at its path (root or
+ *    `_entities` step; a field served through `@provides` goes to the providing subgraph), and a field
+ *    no fetch selects (denied) adds to `total` only. Without one, the owner rule: its only owner; for a
+ *    field several subgraphs resolve, the parent field's subgraph when it is one of them, else the
+ *    first owner. `total` does not depend on the split.
  */
 export function estimateCost(schema: GraphQLSchema, metadata: CostMetadata, document: DocumentNode, options: CostOptions = {}): CostEstimate {
   const notes = new Set<string>();
@@ -69,10 +73,10 @@ export function estimateCost(schema: GraphQLSchema, metadata: CostMetadata, docu
   const tally = emptyTally();
   if (selected) {
     const { context, operation, rootType } = selected;
-    const walk: Walk = { context, memo: new Map(), nodeIds: new Map() };
+    const walk: Walk = { context, memo: new Map(), nodeIds: new Map(), placement: options.placement };
     const mutation = operation.operation === 'mutation';
     for (const group of collectFields(context, rootType, [operation.selectionSet]).values()) {
-      addScaled(tally, estimateField(walk, group, rootType, undefined, undefined, mutation), 1);
+      addScaled(tally, estimateField(walk, group, rootType, undefined, undefined, mutation, ''), 1);
     }
   }
   return toCostEstimate(tally, notes);
@@ -83,23 +87,37 @@ interface Walk {
   context: CostContext;
   memo: Map<string, Tally>;
   nodeIds: Map<FieldNode, number>;
+  /** Where the plan fetches each field (rule 7); absent: the owner rule. */
+  placement: PlanPlacement | undefined;
 }
 
 /**
  * The cost of one collected field (all nodes sharing its response key) for ONE object of its parent
  * type. Memoised on the nodes and everything else the result depends on; results are never mutated.
  */
-function estimateField(walk: Walk, group: readonly FieldNode[], parentType: GraphQLObjectType, parentSubgraph: string | undefined, upstreamSize: number | undefined, mutationRoot: boolean): Tally {
+function estimateField(
+  walk: Walk,
+  group: readonly FieldNode[],
+  parentType: GraphQLObjectType,
+  parentSubgraph: string | undefined,
+  upstreamSize: number | undefined,
+  mutationRoot: boolean,
+  /** The parent objects' response path (plan-placement.ts); read only with a plan. */
+  position: string,
+): Tally {
   const node = group[0];
   const field = isIntrospectionField(node) ? undefined : parentType.getFields()[node.name.value];
   if (!field) return emptyTally();
-  const key = memoKey(walk, group, parentType, parentSubgraph, upstreamSize, mutationRoot);
+  // With a plan, where a field is fetched depends on its path, so a fragment is costed per path.
+  const key = memoKey(walk, group, parentType, parentSubgraph, upstreamSize, mutationRoot, walk.placement ? position : '');
   const known = walk.memo.get(key);
   if (known) return known;
 
   const { context } = walk;
   const info = fieldCostInfo(context, parentType, field.name);
-  const subgraph = chargedSubgraph(context, parentType, info, parentSubgraph);
+  const responseKey = node.alias?.value ?? node.name.value;
+  const subgraph = walk.placement ? walk.placement.subgraphOf(context.schema, position, responseKey, parentType) : chargedSubgraph(context, parentType, info, parentSubgraph);
+  const childAt = walk.placement ? childPosition(position, responseKey) : '';
   const settings = info?.listSize;
   const sizesChildren = settings !== undefined && settings.sizedFields.length > 0;
   const size = !isListField(field) ? 1 : (upstreamSize ?? (settings && !sizesChildren ? listSize(context, settings, node, field, parentType) : context.defaults.listSize));
@@ -118,7 +136,7 @@ function estimateField(walk: Walk, group: readonly FieldNode[], parentType: Grap
       charge(branch, subgraph, ownWeight(context, info, objectType, mutationRoot));
       for (const childGroup of collectFields(context, objectType, group.map((f) => f.selectionSet)).values()) {
         const sized = sizesChildren && settings.sizedFields.includes(childGroup[0].name.value) ? childSize : undefined;
-        addScaled(branch, estimateField(walk, childGroup, objectType, subgraph, sized, false), 1);
+        addScaled(branch, estimateField(walk, childGroup, objectType, subgraph, sized, false, childAt), 1);
       }
       if (!most || branch.total > most.total) most = branch;
     }
@@ -130,14 +148,14 @@ function estimateField(walk: Walk, group: readonly FieldNode[], parentType: Grap
   return tally;
 }
 
-function memoKey(walk: Walk, group: readonly FieldNode[], parentType: GraphQLObjectType, parentSubgraph: string | undefined, upstreamSize: number | undefined, mutationRoot: boolean): string {
+function memoKey(walk: Walk, group: readonly FieldNode[], parentType: GraphQLObjectType, parentSubgraph: string | undefined, upstreamSize: number | undefined, mutationRoot: boolean, position: string): string {
   let ids = '';
   for (const node of group) {
     let id = walk.nodeIds.get(node);
     if (id === undefined) walk.nodeIds.set(node, (id = walk.nodeIds.size));
     ids += `${id},`;
   }
-  return `${ids}|${parentType.name}|${parentSubgraph ?? ''}|${upstreamSize ?? ''}|${mutationRoot ? 'm' : ''}`;
+  return `${ids}|${parentType.name}|${parentSubgraph ?? ''}|${upstreamSize ?? ''}|${mutationRoot ? 'm' : ''}|${position}`;
 }
 
 /** Rule 5a/5b: the size of the list a field (or its sized fields) returns. */
