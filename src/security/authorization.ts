@@ -1,5 +1,5 @@
 // Authorization decisions: table rules (principal → coordinate) and @authenticated / @requiresScopes, once per document and principal set.
-import { Kind, defaultFieldResolver, getNamedType, isAbstractType, isObjectType, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { defaultFieldResolver, getNamedType, isAbstractType, isObjectType, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { PermissionBook } from '../registry/permission-store.js';
 import { analyseOperation, type OperationAnalysis } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
