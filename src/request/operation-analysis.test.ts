@@ -92,4 +92,12 @@ describe('operation analysis: once per document', () => {
     // Another document of the same text is another analysis: the memo is by identity, dropped with the document.
     expect(analyseOperation(parse('{ a b }'))).not.toBe(analysis);
   });
+
+  it('keeps no analysis for an operation name the document does not hold (made-up names cannot grow the memo)', () => {
+    const document = parse('query A { a } query B { b }');
+    expect(analyseOperation(document, 'A')).toBe(analyseOperation(document, 'A'));
+    const unknown = analyseOperation(document, 'Nope');
+    expect(unknown.operation).toBeUndefined();
+    expect(analyseOperation(document, 'Nope')).not.toBe(unknown);
+  });
 });

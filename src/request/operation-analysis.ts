@@ -206,7 +206,12 @@ export function analyseOperation(document: DocumentNode, operationName?: string 
   let byName = analyses.get(document);
   if (!byName) analyses.set(document, (byName = new Map()));
   let analysis = byName.get(name);
-  if (!analysis) byName.set(name, (analysis = new OperationAnalysis(document, name)));
+  if (!analysis) {
+    analysis = new OperationAnalysis(document, name);
+    // Only names the document answers to are kept: a client cycling through made-up operation names
+    // (refused by execution anyway) must not grow the memo of a cached document without bound.
+    if (analysis.operation) byName.set(name, analysis);
+  }
   return analysis;
 }
 
