@@ -7,7 +7,7 @@ import type { ServedGraph } from '../gateway/served-graph.js';
 import type { PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
-import { actualCost } from './cost/actual-cost.js';
+import { actualTotalCost } from './cost/actual-cost.js';
 import { estimateCost, type CostEstimate } from './cost/estimate-cost.js';
 import { PlanPlacement } from './cost/plan-placement.js';
 
@@ -37,7 +37,7 @@ interface DocumentMemo {
  *    (slicing arguments come from them; see DocumentMemo); a new graph starts a new memo, since the
  *    document cache is per schema too.
  * 3. Over the operation's `cost_limit`: 400 COST_LIMIT_EXCEEDED with `extensions.cost = { estimated, limit }`,
- *    before any subgraph call.
+ *    before any subgraph call, and before the operation is planned (the total does not need the plan).
  * The estimate joins the request state (`cost`), where the rate limiter after this plugin reads it.
  * 4. A subgraph whose share of the estimate exceeds its route's `costBudget` is skipped: its sections
  *    come back null with SUBGRAPH_COST_EXCEEDED, the rest of the page is served. The shares follow the
@@ -93,24 +93,28 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
       const served = state.graph;
       const name = state.operationName;
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
-      // The plan is looked up here, after authorization decided (it is per decision), and kept on
-      // the state for use-query-plans: the split follows the fetches that will really run.
-      const planner = served.planner;
-      if (planner && served.schema === args.schema) state.plan = planner.planFor(args.document, args.operationName, state.decision?.denied);
-      const cost = estimate(served, args.document, args.operationName ?? undefined, variables, state.plan);
-      state.cost = cost;
+      // The total does not depend on the plan: an operation over its limit is refused before it is
+      // planned (a client sending costly documents must not make the router plan each of them).
+      const unplanned = estimate(served, args.document, args.operationName ?? undefined, variables, undefined);
       const limit = policies.resolve(name).costLimit;
-      if (limit !== undefined && cost.total > limit) {
+      if (limit !== undefined && unplanned.total > limit) {
+        state.cost = unplanned;
         metrics?.costRejected.inc({ operation: metrics.operationLabel(name) });
         setResultAndStopExecution({
           errors: [
-            requestError('COST_LIMIT_EXCEEDED', `The estimated cost of this operation (${cost.total}) exceeds its limit (${limit}). Ask for fewer items or fields.`, {
-              extensions: { cost: { estimated: cost.total, limit } },
+            requestError('COST_LIMIT_EXCEEDED', `The estimated cost of this operation (${unplanned.total}) exceeds its limit (${limit}). Ask for fewer items or fields.`, {
+              extensions: { cost: { estimated: unplanned.total, limit } },
             }),
           ],
         });
         return;
       }
+      // The plan is looked up here, after authorization decided (it is per decision), and kept on
+      // the state for use-query-plans: the split follows the fetches that will really run.
+      const planner = served.planner;
+      if (planner && served.schema === args.schema) state.plan = planner.planFor(args.document, args.operationName, state.decision?.denied);
+      const cost = state.plan ? estimate(served, args.document, args.operationName ?? undefined, variables, state.plan) : unplanned;
+      state.cost = cost;
       for (const [subgraph, share] of Object.entries(cost.bySubgraph)) {
         const budget = served.routes.get(subgraph)?.costBudget;
         if (budget !== undefined && share > budget) {
@@ -125,7 +129,7 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
           if (!metrics || !('data' in result)) return;
           metrics.operationCost.observe({ kind: 'estimated' }, cost.total);
           if (result.data) {
-            metrics.operationCost.observe({ kind: 'actual' }, actualCost(served.schema, served.supergraph.cost, args.document, result.data as Record<string, unknown>, { operationName: args.operationName ?? undefined, variables }).total);
+            metrics.operationCost.observe({ kind: 'actual' }, actualTotalCost(served.schema, served.supergraph.cost, args.document, result.data as Record<string, unknown>, { operationName: args.operationName ?? undefined, variables }));
           }
         },
       };

@@ -129,8 +129,11 @@ describe(`traffic control (${databaseKind} database)`, () => {
     it('refuses an operation over its cost limit with 400 before any subgraph call', async () => {
       await policy('BigPage', { costLimit: 100 });
       for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.stats.reset();
+      const plannedBefore = await stack.metric('switchyard_plans_total', { outcome: 'planned' });
       const { status, body } = await stack.query('query BigPage { products(first: 50) { id name reviews { rating } inventory { inStock } } }');
       expect(status).toBe(400);
+      // Refused before it was planned: costly documents cost the router no planning either.
+      expect(await stack.metric('switchyard_plans_total', { outcome: 'planned' })).toBe(plannedBefore);
       expect(body.errors?.[0].extensions).toMatchObject({ code: 'COST_LIMIT_EXCEEDED', cost: { estimated: expect.any(Number), limit: 100 } });
       expect(body.errors?.[0].extensions?.cost.estimated).toBeGreaterThan(100);
       expect(body.data).toBeUndefined();

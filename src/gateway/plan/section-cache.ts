@@ -1,10 +1,11 @@
 // The section cache as the plan runner sees it: which parts of a request may be read from the cache, their keys, what may be stored.
-import { getNamedType, getOperationAST, isInterfaceType, isObjectType, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLNamedType, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { getNamedType, isInterfaceType, isObjectType, Kind, type DocumentNode, type GraphQLNamedType, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import type { CacheHints } from '../../cache/cache-hints.js';
 import type { PurgeIndex } from '../../cache/purge-index.js';
 import type { CachedSection, SectionStore } from '../../cache/section-store.js';
 import { entityTag, subgraphTag, typeTag, withinSubgraph } from '../../cache/tags.js';
 import type { Tracer } from '@opentelemetry/api';
+import { analyseOperation } from '../../request/operation-analysis.js';
 import { requestStateOf, type CacheNotes, type RequestState } from '../../request/request-state.js';
 import { recordCacheSpan } from '../../telemetry/cache-spans.js';
 import type { Fetch, FetchStep, QueryPlan } from './build-plan.js';
@@ -131,11 +132,9 @@ export class SectionCache {
    */
   mutationEntities(document: DocumentNode, operationName: string | null | undefined, data: Data): ReturnedEntity[] {
     const tags = new Map<string, ReturnedEntity>();
-    const operation = getOperationAST(document, operationName);
+    const { operation, fragments } = analyseOperation(document, operationName);
     const root = this.#schema.getMutationType();
     if (!operation || !root) return [];
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
     const walk = (value: unknown, type: GraphQLNamedType, selectionSet: SelectionSetNode | undefined): void => {
       if (value === null || typeof value !== 'object' || value instanceof Error || !selectionSet) return;
       if (Array.isArray(value)) {
