@@ -3,7 +3,7 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../gateway/compose.js';
 import { buildGatewaySchema } from '../../gateway/gateway-schema.js';
-import { actualCost } from './actual-cost.js';
+import { actualCost, actualTotalCost } from './actual-cost.js';
 import { readCostMetadata } from './cost-metadata.js';
 import { estimateCost } from './estimate-cost.js';
 
@@ -30,8 +30,12 @@ if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join('\n')
 const { schema } = buildGatewaySchema(outcome.supergraphSdl, { executorFor: () => () => ({ data: null }) });
 const metadata = readCostMetadata(outcome.supergraphSdl);
 
+/** The actual cost, checked against the total-only measurement the router's histogram takes. */
 function actual(query: string, data: Record<string, unknown> | null) {
-  return actualCost(schema, metadata, parse(query), data);
+  const document = parse(query);
+  const cost = actualCost(schema, metadata, document, data);
+  expect(actualTotalCost(schema, metadata, document, data)).toBe(cost.total);
+  return cost;
 }
 
 describe('actualCost', () => {
