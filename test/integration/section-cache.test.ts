@@ -158,6 +158,26 @@ describe(`section cache (${databaseKind} database, Redis)`, () => {
     );
   });
 
+  it('treats a part in Redis it cannot read as a miss, never as a failed page', async () => {
+    await stack.query(PAGE, { variables: { id: '77' } });
+    const redis = new Redis(REDIS_URL);
+    try {
+      // Product 77's parts as something else might leave them: a valid header, then text that is not JSON.
+      let keys: string[] = [];
+      await eventually(async () => (keys = await redis.keys(`${prefix}*"77"*`)).length >= 3, { what: "product 77's three parts in Redis" });
+      for (const key of keys) await redis.set(key, `[2,${Date.now()},60000,300000,0]\n{"truncated":`, 'PX', 60_000);
+    } finally {
+      await redis.quit();
+    }
+    const before = allCalls();
+    // The second router never held product 77 in memory: every part comes from Redis, unreadable.
+    const { status, body } = await postGraphQL(second.url, PAGE, { variables: { id: '77' } });
+    expect(status).toBe(200);
+    expect(body.errors).toBeUndefined();
+    expect(body.data.product.id).toBe('77');
+    expect(allCalls()).toBe(before + 3);
+  });
+
   it('expires a part after its max age (a rule set live overrides the SDL hint)', async () => {
     await setCacheRule(stack.db, { coordinate: 'Product.inventory', maxAgeSeconds: 1 });
     try {

@@ -5,7 +5,7 @@ import { clientError } from '../../errors/client-error.js';
 import { includedByConditions } from '../../request/included-by-conditions.js';
 import type { Fetch, FetchStep, PlannedField, QueryPlan, SelectionTree } from './build-plan.js';
 import type { FieldSetTree } from './supergraph-model.js';
-import type { RequestSections, SectionRead, UsablePart } from './section-cache.js';
+import { parsePart, UNREADABLE, type RequestSections, type SectionRead, type UsablePart } from './section-cache.js';
 import { collectObjects, hasNullKey, mergeInto, representationOf } from './answer-tree.js';
 import { isUnanswered, type GraphQLFormattedErrorLike } from '../../errors/unanswered.js';
 
@@ -128,9 +128,12 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
   const result = await call(executor, fetch, fetchVariables(fetch, variables, {}), context);
   const errors = result.errors ?? [];
   if (part && read?.stale && sections!.staleAllowed(fetch) && failedUnanswered(errors)) {
-    Object.assign(data, JSON.parse(read.stale.json) as Data);
-    sections!.noteStale(fetch, step, 1, read.stale.ageMs, String(errors[0].extensions?.code));
-    return;
+    const value = parsePart(read.stale.json);
+    if (value !== UNREADABLE) {
+      Object.assign(data, value as Data);
+      sections!.noteStale(fetch, step, 1, read.stale.ageMs, String(errors[0].extensions?.code));
+      return;
+    }
   }
   const answer = result.data as Data | null | undefined;
   if (part && answer && errors.length === 0) {
@@ -330,10 +333,11 @@ function serveStale(fetch: Fetch, lookup: Lookup, sections: RequestSections, fai
   for (const original of lookup.sent) {
     const stale = lookup.reads![original]?.stale;
     if (!stale) continue;
+    const value = parsePart(stale.json);
+    if (value === UNREADABLE) continue;
     served.add(original);
     oldest = Math.max(oldest, stale.ageMs);
-    const value = JSON.parse(stale.json) as Data | null;
-    for (const object of lookup.byRepresentation[original]) if (value !== null) mergeInto(object, value);
+    for (const object of lookup.byRepresentation[original]) if (value !== null) mergeInto(object, value as Data);
   }
   if (served.size === 0) return;
   lookup.served = served;

@@ -57,6 +57,22 @@ export interface SectionRead {
   readonly stale?: { json: string; ageMs: number };
 }
 
+/** What `parsePart` gives for a text that is not JSON. */
+export const UNREADABLE: unique symbol = Symbol('unreadable cached part');
+
+/**
+ * A cached part's value, or UNREADABLE when its text is not JSON: a value something else wrote under
+ * the cache's Redis prefix, or one truncated on the way. Such a part is a miss (or no stale copy),
+ * never a failed request.
+ */
+export function parsePart(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return UNREADABLE;
+  }
+}
+
 /** A step's part as one request may use it. */
 export interface UsablePart {
   readonly policy: SectionPolicy;
@@ -262,18 +278,22 @@ export class RequestSections {
     const reads: SectionRead[] = [];
     for (let index = 0; index < sections.length; index++) {
       const section = sections[index];
-      // The tags are made (from the value) only when a purge newer than the section could name one.
-      if (!section || purges.isPurged(section, () => (section.tags ??= this.#cache.tagsOf(fetch, step, part, JSON.parse(section.json), representations?.[index])))) {
+      // The tags are made (from the value) only when a purge newer than the section could name one;
+      // a part whose text is unreadable is no part at all.
+      if (!section || purges.isPurged(section, () => this.#tagsOf(section, fetch, step, part, representations?.[index]))) {
         reads.push({});
         continue;
       }
       const ageMs = now - section.fetchedAt;
       const maxAgeMs = Math.min(section.maxAgeMs, policyMaxAgeMs);
-      if (ageMs <= maxAgeMs) {
+      const fresh = ageMs <= maxAgeMs ? parsePart(section.json) : undefined;
+      if (fresh === UNREADABLE) {
+        reads.push({});
+      } else if (ageMs <= maxAgeMs) {
         hits += 1;
         oldest = Math.max(oldest, ageMs);
         this.noteFresh(maxAgeMs - ageMs);
-        reads.push({ fresh: JSON.parse(section.json) as unknown });
+        reads.push({ fresh });
       } else if (ageMs <= section.maxAgeMs + section.staleMs) {
         reads.push({ stale: { json: section.json, ageMs } });
       } else {
@@ -287,6 +307,14 @@ export class RequestSections {
     }
     if (sections.length > hits) onResult?.(fetch.subgraph, typeOf(step), 'miss', sections.length - hits);
     return reads;
+  }
+
+  /** The section's purge tags, made once (an unreadable section, never served anyway, gets its subgraph and types only). */
+  #tagsOf(section: CachedSection, fetch: Fetch, step: FetchStep, part: UsablePart, representation: Data | undefined): readonly string[] {
+    if (section.tags) return section.tags;
+    const value = parsePart(section.json);
+    if (value === UNREADABLE) return [subgraphTag(fetch.subgraph), ...part.policy.types.map(typeTag)];
+    return (section.tags = this.#cache.tagsOf(fetch, step, part, value, representation));
   }
 
   /** A fetched part went out: its full max age is left. */
