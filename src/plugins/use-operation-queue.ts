@@ -2,8 +2,7 @@
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import { clientError, requestError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
-import { analyseOperation } from '../request/operation-analysis.js';
-import { requestStateOf } from '../request/request-state.js';
+import { executingOperation } from '../request/operation-analysis.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { OperationQueue, QueueRefused, type QueueLimits } from './queue/operation-queue.js';
 import type { TicketStore } from './queue/ticket-store.js';
@@ -89,9 +88,7 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
 
   const plugin: Plugin = {
     async onExecute({ args, setExecuteFn, executeFn, setResultAndStopExecution }) {
-      // Read once by use-request-state (before this plugin); from the memoised analysis outside the router.
-      const state = requestStateOf(args.contextValue);
-      const operation = state ? state.operation : analyseOperation(args.document, args.operationName).operation;
+      const operation = executingOperation(args.contextValue, args.document, args.operationName);
       if (operation?.operation === 'subscription') return;
       const name = operation?.name?.value;
       const key = policies.hasOwn(name) ? name! : DEFAULT_POLICY;

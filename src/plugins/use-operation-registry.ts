@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { print, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import type { OperationRecorder } from '../registry/operation-log.js';
-import { analyseOperation } from '../request/operation-analysis.js';
+import { executingOperation } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
 
 export interface OperationRegistryOptions {
@@ -50,13 +50,11 @@ export function useOperationRegistry(options: OperationRegistryOptions): Plugin 
   }
   return {
     onExecute({ args }) {
-      // Read once by use-request-state (before this plugin); from the memoised analysis outside the router.
-      const state = requestStateOf(args.contextValue);
-      const operation = state ? state.operation : analyseOperation(args.document, args.operationName).operation;
+      const operation = executingOperation(args.contextValue, args.document, args.operationName);
       if (!operation) return;
       const { text, hash } = normalise(args.document);
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
-      const tokenClient = state?.principal?.clientId;
+      const tokenClient = requestStateOf(args.contextValue)?.principal?.clientId;
       recorder.record({
         hash,
         normalised: text,

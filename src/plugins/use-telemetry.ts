@@ -4,7 +4,7 @@ import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import { setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
-import { analyseOperation } from '../request/operation-analysis.js';
+import { executingOperation } from '../request/operation-analysis.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
 import { refusalCodeOf } from './http-error-response.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -113,10 +113,9 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       const record = request && records.get(request);
       if (!record) return;
       const { telemetry } = record;
-      const state = (record.state = requestStateOf(args.contextValue));
+      record.state = requestStateOf(args.contextValue);
       linkRequestTelemetry(args.contextValue as object, telemetry);
-      // Read once by use-request-state (before this plugin); computed here only outside the router.
-      const operation = state ? state.operation : analyseOperation(args.document, args.operationName).operation;
+      const operation = executingOperation(args.contextValue, args.document, args.operationName);
       telemetry.operationName ??= operation?.name?.value ?? null;
       if (telemetry.span && telemetry.traceContext) {
         if (telemetry.operationName) telemetry.span.setAttribute(SPAN_ATTRIBUTE.operationName, telemetry.operationName);

@@ -20,6 +20,7 @@ import {
   type SelectionSetNode,
   type VariableDefinitionNode,
 } from 'graphql';
+import { requestStateOf } from './request-state.js';
 
 /** Whether a selection's `@skip`/`@include` let it execute (one directive list, as written on one selection). */
 export type IncludeTest = (directives: readonly DirectiveNode[]) => boolean;
@@ -213,6 +214,15 @@ export function analyseOperation(document: DocumentNode, operationName?: string 
     if (analysis.operation) byName.set(name, analysis);
   }
   return analysis;
+}
+
+/**
+ * The operation a request executes: read once by use-request-state for every plugin after it, or,
+ * where no request state exists (a plugin used outside the router), from the memoised analysis.
+ */
+export function executingOperation(context: unknown, document: DocumentNode, operationName?: string | null): OperationDefinitionNode | undefined {
+  const state = requestStateOf(context);
+  return state ? state.operation : analyseOperation(document, operationName).operation;
 }
 
 /** The walk of CollectFields (3), with conditions recorded instead of evaluated. */
