@@ -15,6 +15,11 @@ export function entryBytes(key: string, section: CachedSection): number {
   return bytes;
 }
 
+/** Whether a section is still fresh (not yet only a stale fallback) at `at`, epoch ms. */
+export function isFresh(section: CachedSection, at: number): boolean {
+  return section.fetchedAt + section.maxAgeMs > at;
+}
+
 /** The end of a section's life (fresh, then stale), in epoch ms on the storing router's clock. */
 export function expiresAt(section: CachedSection): number {
   return section.fetchedAt + section.maxAgeMs + section.staleMs;

@@ -1,7 +1,7 @@
 // The section cache's storage: this router's memory first, then Redis shared by every router when configured.
 import type { Redis } from 'ioredis';
 import { newRedisClient } from './redis-client.js';
-import { MemorySections, expiresAt } from './memory-sections.js';
+import { MemorySections, expiresAt, isFresh } from './memory-sections.js';
 import { RedisSections, type RedisBreakerOptions } from './redis-sections.js';
 
 export interface CachedSection {
@@ -92,7 +92,7 @@ export function createSectionStore(options: SectionStoreOptions = {}): SectionSt
   async function readThrough(keys: readonly string[], found: (CachedSection | undefined)[], shared: RedisSections): Promise<void> {
     const at = now();
     // A copy memory holds only as stale may have a fresh successor another router stored.
-    const wanted = (section: CachedSection | undefined) => section === undefined || section.fetchedAt + section.maxAgeMs <= at;
+    const wanted = (section: CachedSection | undefined) => section === undefined || !isFresh(section, at);
     const missing = [...new Set(keys.filter((_, index) => wanted(found[index])))];
     if (missing.length === 0) return;
     const fromRedis = await shared.read(missing);
@@ -115,7 +115,7 @@ export function createSectionStore(options: SectionStoreOptions = {}): SectionSt
         const at = now();
         for (const key of keys) {
           const section = memory.get(key, at);
-          if (section && section.fetchedAt + section.maxAgeMs > at) fresh += 1;
+          if (section && isFresh(section, at)) fresh += 1;
           found.push(section);
         }
       } catch (error) {

@@ -286,10 +286,12 @@ export class RequestSections {
       }
       const ageMs = now - section.fetchedAt;
       const maxAgeMs = Math.min(section.maxAgeMs, policyMaxAgeMs);
-      const fresh = ageMs <= maxAgeMs ? parsePart(section.json) : undefined;
-      if (fresh === UNREADABLE) {
-        reads.push({});
-      } else if (ageMs <= maxAgeMs) {
+      if (ageMs <= maxAgeMs) {
+        const fresh = parsePart(section.json);
+        if (fresh === UNREADABLE) {
+          reads.push({});
+          continue;
+        }
         hits += 1;
         oldest = Math.max(oldest, ageMs);
         this.noteFresh(maxAgeMs - ageMs);
@@ -309,11 +311,11 @@ export class RequestSections {
     return reads;
   }
 
-  /** The section's purge tags, made once (an unreadable section, never served anyway, gets its subgraph and types only). */
+  /** The section's purge tags, made once. An unreadable section needs none: neither its fresh nor its stale read is ever served. */
   #tagsOf(section: CachedSection, fetch: Fetch, step: FetchStep, part: UsablePart, representation: Data | undefined): readonly string[] {
     if (section.tags) return section.tags;
     const value = parsePart(section.json);
-    if (value === UNREADABLE) return [subgraphTag(fetch.subgraph), ...part.policy.types.map(typeTag)];
+    if (value === UNREADABLE) return [];
     return (section.tags = this.#cache.tagsOf(fetch, step, part, value, representation));
   }
 
