@@ -1,7 +1,8 @@
-// Reading the arguments of the supergraph's join directives (`@join__type(graph: G, key: "id")`), for every reader of the supergraph.
-import { Kind, type ConstDirectiveNode } from 'graphql';
+// Reading the arguments of the supergraph's directives (`@join__type(graph: G, key: "id")`, `@link(url:)`, `@cost(weight:)`), for every reader of the supergraph.
+import { Kind, type ConstDirectiveNode, type ConstValueNode } from 'graphql';
 
-function argumentValue(directive: ConstDirectiveNode | undefined, name: string) {
+/** The value of one argument of a directive, as written; undefined when absent. */
+export function argumentValue(directive: ConstDirectiveNode | undefined, name: string): ConstValueNode | undefined {
   return directive?.arguments?.find((a) => a.name.value === name)?.value;
 }
 

@@ -1,6 +1,7 @@
 // What the supergraph demands of a caller: `@authenticated` and `@requiresScopes` on types and fields, under whatever names its `@link`s give them.
 import { Kind, isTypeDefinitionNode, isTypeExtensionNode, type ConstDirectiveNode, type DocumentNode } from 'graphql';
 import type { Requirement } from '../../security/authorization.js';
+import { argumentValue } from '../plan/join-directives.js';
 import type { LinkNames } from './link-names.js';
 
 /**
@@ -17,7 +18,7 @@ export function readRequirements(document: DocumentNode, names: Pick<LinkNames, 
     for (const directive of directives ?? []) {
       if (directive.name.value === names.authenticated) requirement = { ...requirement, authenticated: true };
       if (directive.name.value === names.requiresScopes) {
-        const value = directive.arguments?.find((a) => a.name.value === 'scopes')?.value;
+        const value = argumentValue(directive, 'scopes');
         const groups =
           value?.kind === Kind.LIST
             ? value.values.map((group) => (group.kind === Kind.LIST ? group.values.map((scope) => String('value' in scope ? scope.value : '')) : [String('value' in group ? group.value : '')]))

@@ -1,7 +1,6 @@
 // The cost facts of a supergraph: @cost weights, @listSize settings and the subgraphs owning each field.
 import {
   Kind,
-  type ConstArgumentNode,
   type ConstDirectiveNode,
   type ConstValueNode,
   type DefinitionNode,
@@ -10,6 +9,7 @@ import {
   type InputValueDefinitionNode,
   type TypeNode,
 } from 'graphql';
+import { argumentValue } from '../plan/join-directives.js';
 import type { SupergraphModel } from '../plan/supergraph-model.js';
 import type { LinkNames } from './link-names.js';
 
@@ -249,10 +249,6 @@ function listSizeSettings(directive: ConstDirectiveNode): ListSizeSettings {
     // The directive definition defaults requireOneSlicingArgument to true.
     requireOneSlicingArgument: required?.kind === Kind.BOOLEAN ? required.value : true,
   };
-}
-
-function argumentValue(directive: ConstDirectiveNode, name: string): ConstValueNode | undefined {
-  return directive.arguments?.find((argument: ConstArgumentNode) => argument.name.value === name)?.value;
 }
 
 /** Int as composed; Float and the IBM draft's stringified weights ("2.0") are read too. */

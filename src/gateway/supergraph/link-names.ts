@@ -1,5 +1,6 @@
 // The names a supergraph spells each spec directive with, after its `@link(as:)` and `@link(import:)` renames: the one resolver every reader uses.
-import { Kind, type ConstDirectiveNode, type ConstValueNode, type DocumentNode } from 'graphql';
+import { Kind, type ConstValueNode, type DocumentNode } from 'graphql';
+import { argumentValue } from '../plan/join-directives.js';
 
 /**
  * Local names (without `@`) of the directives and types Switchyard reads, as this supergraph spells them.
@@ -85,10 +86,6 @@ export function readLinkNames(document: DocumentNode): LinkNames {
     inaccessible: element('inaccessible', 'inaccessible', 'inaccessible'),
     tag: element('tag', 'tag', 'tag'),
   };
-}
-
-function argumentValue(directive: ConstDirectiveNode, name: string): ConstValueNode | undefined {
-  return directive.arguments?.find((argument) => argument.name.value === name)?.value;
 }
 
 /** `import: ["@x", { name: "@y", as: "@z" }]` → x → x, y → z (names without `@`). */
