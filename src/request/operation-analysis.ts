@@ -2,6 +2,7 @@
 import {
   Kind,
   getNamedType,
+  print,
   isAbstractType,
   isCompositeType,
   isUnionType,
@@ -34,7 +35,7 @@ export interface Collection {
   readonly fields: FieldGroups;
   /** Some field is guarded by a condition (its own, or an enclosing fragment's): `collectFields` with a test must filter. */
   readonly conditional: boolean;
-  /** What the query planner cannot model here: a directive other than `@skip`/`@include`, or an unknown fragment. */
+  /** What the query planner cannot model here: `@defer`/`@stream`, or an unknown fragment. */
   readonly unsupported: string | undefined;
   /** Each field with the condition lists that guard it (its own and its enclosing fragments'), in document order. */
   readonly entries: readonly CollectedEntry[];
@@ -45,6 +46,9 @@ interface CollectedEntry {
   readonly node: FieldNode;
   readonly guards: readonly (readonly DirectiveNode[])[];
 }
+
+/** Incremental delivery, which plans do not model yet: the fields are fetched by stitching. */
+const INCREMENTAL = new Set(['defer', 'stream']);
 
 const EMPTY: Collection = Object.freeze({ fields: new Map(), conditional: false, unsupported: undefined, entries: [] });
 
@@ -69,6 +73,9 @@ interface SetTrie {
  *    collection (`visitedFragments`), one under a condition may be reached again by a later spread of
  *    the same fragment, and a field node reached twice counts once.
  * 4. The fields the operation selects, by the type they are selected on, for authorization.
+ * 5. An executable directive other than `@skip`/`@include` stays on its field; one written on a
+ *    fragment is carried by each field the fragment selects (a copy of the field node with the
+ *    fragment's directives after its own), since plans reshape fragments per subgraph.
  * Pure and keyed by identity (the document, the schema, the selection sets are never mutated), so
  * the memo can be shared by every request and graph, and is dropped with the document.
  */
@@ -231,23 +238,37 @@ function collect(schema: GraphQLSchema, fragments: ReadonlyMap<string, FragmentD
   const state = { unsupported: undefined as string | undefined, conditional: false };
   const visited = new Set<string>();
   const active = new Set<string>();
-  const walk = (selections: readonly SelectionNode[], guards: readonly (readonly DirectiveNode[])[]): void => {
+  /** Copies of field nodes that carry their enclosing fragments' directives, one per node and directive list. */
+  const carried = new Map<FieldNode, Map<string, FieldNode>>();
+  const carrying = (node: FieldNode, inherited: readonly DirectiveNode[]): FieldNode => {
+    if (inherited.length === 0) return node;
+    let copies = carried.get(node);
+    if (!copies) carried.set(node, (copies = new Map()));
+    const text = inherited.map((d) => print(d)).join(' ');
+    let copy = copies.get(text);
+    if (!copy) copies.set(text, (copy = { ...node, directives: [...(node.directives ?? []), ...inherited] }));
+    return copy;
+  };
+  const walk = (selections: readonly SelectionNode[], guards: readonly (readonly DirectiveNode[])[], inherited: readonly DirectiveNode[]): void => {
     for (const selection of selections) {
       let here = guards;
+      let carriedHere = inherited;
       if (selection.directives && selection.directives.length > 0) {
         let conditions: DirectiveNode[] | undefined;
         for (const directive of selection.directives) {
           const name = directive.name.value;
           if (name === 'skip' || name === 'include') (conditions ??= []).push(directive);
-          else state.unsupported ??= `the @${name} directive`;
+          else if (INCREMENTAL.has(name)) state.unsupported ??= `the @${name} directive`;
+          // 5. Another executable directive on a fragment goes with each field the fragment selects.
+          else if (selection.kind !== Kind.FIELD) carriedHere = [...carriedHere, directive];
         }
         if (conditions) here = [...guards, conditions];
       }
       if (selection.kind === Kind.FIELD) {
         if (here.length > 0) state.conditional = true;
-        entries.push({ key: selection.alias?.value ?? selection.name.value, node: selection, guards: here });
+        entries.push({ key: selection.alias?.value ?? selection.name.value, node: carrying(selection, inherited), guards: here });
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        if (!selection.typeCondition || applies(schema, selection.typeCondition.name.value, type)) walk(selection.selectionSet.selections, here);
+        if (!selection.typeCondition || applies(schema, selection.typeCondition.name.value, type)) walk(selection.selectionSet.selections, here, carriedHere);
       } else {
         const name = selection.name.value;
         // Spec 6.3.2: a spread that surely executes marks its fragment visited; one under a condition
@@ -262,12 +283,12 @@ function collect(schema: GraphQLSchema, fragments: ReadonlyMap<string, FragmentD
         if (here.length === 0) visited.add(name);
         if (!applies(schema, fragment.typeCondition.name.value, type)) continue;
         active.add(name);
-        walk(fragment.selectionSet.selections, here);
+        walk(fragment.selectionSet.selections, here, carriedHere);
         active.delete(name);
       }
     }
   };
-  for (const set of selectionSets) if (set) walk(set.selections, []);
+  for (const set of selectionSets) if (set) walk(set.selections, [], []);
   const fields = new Map<string, FieldNode[]>();
   for (const entry of entries) addNode(fields, entry.key, entry.node);
   return Object.freeze({ fields, conditional: state.conditional, unsupported: state.unsupported, entries });

@@ -1,5 +1,5 @@
 // Ordering and batching: plan steps in an order that follows their dependencies, grouped into one request per subgraph and moment (6).
-import type { VariableDefinitionNode } from 'graphql';
+import type { DirectiveNode, VariableDefinitionNode } from 'graphql';
 import { emitFetch } from './emit-documents.js';
 import type { Fetch, FetchStep, PlanStep } from './plan-types.js';
 import { PlanUnsupported } from './supergraph-model.js';
@@ -25,7 +25,13 @@ function topologicalOrder(steps: readonly PlanStep[]): PlanStep[] {
  * 6. Entity steps of one subgraph that wait for the same steps are ready at the same moment: they
  *    go in one request, one aliased `_entities` field each (as stitching's batching does per tick).
  */
-export function batchFetches(planned: readonly PlanStep[], definitions: ReadonlyMap<string, VariableDefinitionNode>, mutationRoots: ReadonlySet<PlanStep>): Fetch[] {
+export function batchFetches(
+  planned: readonly PlanStep[],
+  definitions: ReadonlyMap<string, VariableDefinitionNode>,
+  mutationRoots: ReadonlySet<PlanStep>,
+  /** The client operation's directives, per operation type of the fetch (5). */
+  operationDirectives: Readonly<Record<'query' | 'mutation', readonly DirectiveNode[]>> = { query: [], mutation: [] },
+): Fetch[] {
   // Steps come dependencies first, so the fetches a step waits for are known when it is placed.
   // Groups in the order they are made, so a group's index is its fetch's id.
   const steps = topologicalOrder(planned);
@@ -48,7 +54,7 @@ export function batchFetches(planned: readonly PlanStep[], definitions: Readonly
   const built = new Map<PlanStep, FetchStep>();
   for (const group of groups) {
     const operation = mutationRoots.has(group.steps[0]) ? 'mutation' : 'query';
-    fetches.push(emitFetch(fetches.length, group.steps, operation, group.dependsOn.map((id) => fetches[id]), definitions, built));
+    fetches.push(emitFetch(fetches.length, group.steps, operation, group.dependsOn.map((id) => fetches[id]), definitions, built, operationDirectives[operation]));
   }
   return fetches;
 }

@@ -1,5 +1,5 @@
 // The query planner's entry point: one client operation becomes fetches, one per subgraph and moment, each with its document.
-import type { DocumentNode, GraphQLSchema } from 'graphql';
+import { DirectiveLocation, type DirectiveNode, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { analyseOperation } from '../../request/operation-analysis.js';
 import { batchFetches } from './batch-fetches.js';
 import { validateDocuments } from './emit-documents.js';
@@ -13,8 +13,8 @@ const NONE: ReadonlySet<string> = new Set();
 
 /**
  * Plans a query or mutation operation against the supergraph (decision 007). Throws
- * PlanUnsupported for what it does not model (subscriptions, executable directives other than
- * `@skip`/`@include`, a nested key field under a response key the client uses for another field);
+ * PlanUnsupported for what it does not model (subscriptions, `@defer`/`@stream`, a nested key
+ * field under a response key the client uses for another field);
  * the caller then executes the operation by stitching. The numbers below are referred to in the code:
  * placing fields (1 to 4, 8 to 10) is in place-fields.ts (8 in planInterfaceObject, 10 in
  * addPlannedField), with the choice of a look-up's subgraph and key in entity-paths.ts; ordering and
@@ -36,7 +36,10 @@ const NONE: ReadonlySet<string> = new Set();
  *    requiring fields of each other), a second step at the same position follows it.
  * 5. Every step gets its document once: nothing about a plan is computed per request. An abstract
  *    position gets a type condition for each possible type in the subgraph's own schema, and a
- *    field whose type in that subgraph differs from the supergraph's is aliased. The steps the
+ *    field whose type in that subgraph differs from the supergraph's is aliased. The client's
+ *    executable directives other than `@skip`/`@include` go with the fields they stand on (a
+ *    fragment's with each of its fields), the operation's to each fetch whose operation type they
+ *    may stand on; the plan's own names (representations variables) never take a client's. The steps the
  *    runner reads are built with their fetch's document and frozen: emission writes nothing back.
  * 6. Entity steps of one subgraph that wait for the same steps share one request.
  * 7. Every document is validated against its subgraph's own schema (read from the join
@@ -58,14 +61,20 @@ export function buildPlan(
   const operation = analysis.operation;
   if (!operation) throw new PlanUnsupported('no single operation to plan');
   if (operation.operation === 'subscription') throw new PlanUnsupported('subscription operations are executed by stitching');
-  if (operation.directives?.length) throw new PlanUnsupported('operation directives');
+  // 5. The operation's own directives go to every fetch whose operation type they may stand on.
+  const operationDirectives = { query: [] as DirectiveNode[], mutation: [] as DirectiveNode[] };
+  for (const directive of operation.directives ?? []) {
+    const locations = schema.getDirective(directive.name.value)?.locations ?? [];
+    if (locations.includes(DirectiveLocation.QUERY)) operationDirectives.query.push(directive);
+    if (locations.includes(DirectiveLocation.MUTATION)) operationDirectives.mutation.push(directive);
+  }
   const planner = new Planner(model, schema, analysis, labels, denied);
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
   planner.settlePrivateKeys();
   const definitions = new Map(analysis.variableDefinitions.map((d) => [d.variable.name.value, d]));
-  const fetches = batchFetches(planner.steps, definitions, planner.mutationRoots);
+  const fetches = batchFetches(planner.steps, definitions, planner.mutationRoots, operationDirectives);
   // 7. The safety net: a document its subgraph must reject is never sent.
   validateDocuments(model, fetches);
   return { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults };

@@ -2,6 +2,7 @@
 import {
   Kind,
   validate,
+  type DirectiveNode,
   type DocumentNode,
   type OperationDefinitionNode,
   type SelectionNode,
@@ -27,6 +28,7 @@ export function emitFetch(
   dependsOn: readonly Fetch[],
   definitions: ReadonlyMap<string, VariableDefinitionNode>,
   built: Map<PlanStep, FetchStep>,
+  operationDirectives: readonly DirectiveNode[] = [],
 ): Fetch {
   const used = new Set<string>();
   const renamed = { any: false };
@@ -40,7 +42,8 @@ export function emitFetch(
       return finalStep(step, undefined, undefined, built);
     }
     const alias = batched ? `_${index}` : undefined;
-    const representationsVariable = batched ? `_${index}_representations` : 'representations';
+    // A name no client variable has: the client's variables are declared beside it (5).
+    const representationsVariable = unclaimed(batched ? `_${index}_representations` : 'representations', definitions);
     const variable = { kind: Kind.VARIABLE, name: { kind: Kind.NAME, value: representationsVariable } } as const;
     ownVariables.push({
       kind: Kind.VARIABLE_DEFINITION,
@@ -62,11 +65,11 @@ export function emitFetch(
     });
     return finalStep(step, alias, representationsVariable, built);
   });
+  for (const directive of operationDirectives) for (const argument of directive.arguments ?? []) collectVariables(argument.value, used);
   const variableDefinitions: VariableDefinitionNode[] = [...ownVariables];
   for (const name of used) {
     const definition = definitions.get(name);
     if (!definition) throw new PlanUnsupported(`undeclared variable $${name}`);
-    if (ownVariables.some((v) => v.variable.name.value === name)) throw new PlanUnsupported(`a client variable named $${name}`);
     variableDefinitions.push(definition);
   }
   const first = steps[0];
@@ -78,7 +81,7 @@ export function emitFetch(
     operation,
     renamed: renamed.any,
     dependsOn: Object.freeze([...dependsOn]),
-    document: operationDocument(operation, variableDefinitions, { kind: Kind.SELECTION_SET, selections }),
+    document: operationDocument(operation, variableDefinitions, { kind: Kind.SELECTION_SET, selections }, operationDirectives),
     variableNames: Object.freeze([...used]),
   });
 }
@@ -119,11 +122,18 @@ export function validateDocuments(model: SupergraphModel, fetches: readonly Fetc
   }
 }
 
-function operationDocument(operation: 'query' | 'mutation', variableDefinitions: VariableDefinitionNode[], selectionSet: SelectionSetNode): DocumentNode {
+function operationDocument(operation: 'query' | 'mutation', variableDefinitions: VariableDefinitionNode[], selectionSet: SelectionSetNode, directives: readonly DirectiveNode[]): DocumentNode {
   return {
     kind: Kind.DOCUMENT,
-    definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: operation as OperationDefinitionNode['operation'], variableDefinitions, selectionSet }],
+    definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: operation as OperationDefinitionNode['operation'], variableDefinitions, directives, selectionSet }],
   } as DocumentNode;
+}
+
+/** `name`, or with underscores before it until no client variable is named so. */
+function unclaimed(name: string, clientVariables: ReadonlyMap<string, unknown>): string {
+  let candidate = name;
+  while (clientVariables.has(candidate)) candidate = `_${candidate}`;
+  return candidate;
 }
 
 function toSelectionSet(tree: SelectionTree, variables: Set<string>, renamed: { any: boolean }): SelectionSetNode {

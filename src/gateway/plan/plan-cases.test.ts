@@ -1,4 +1,5 @@
 // Federation v2 cases the planner must answer exactly right, run in process against small subgraphs and compared with hand-written data.
+import { print, type GraphQLResolveInfo } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { inProcessGraph } from '../../../test/helpers/in-process-graph.js';
 
@@ -230,5 +231,56 @@ describe('query plans: Federation v2 cases', () => {
     expect(result.data).toEqual({ a: { id: 'o1', eta: 'eta of o1' }, bad: null, b: { id: 'o2', eta: 'eta of o2' } });
     expect(result.errors?.map((e) => e.path)).toEqual([['bad']]);
     expect(log).toEqual(['place x', 'eta o1', 'place y', 'eta o2']);
+  });
+
+  describe('executable directives and the plan\'s own names', () => {
+    const directives = 'directive @lowercase on FIELD directive @trace(id: String!) on QUERY';
+    /** A subgraph implementing @lowercase on its string fields, as a directive-aware resolver would. */
+    const lowered = (value: string, info: GraphQLResolveInfo) => (info.fieldNodes.some((n) => n.directives?.some((d) => d.name.value === 'lowercase')) ? value.toLowerCase() : value);
+    const traces: string[] = [];
+    const traceOf = (subgraph: string, info: GraphQLResolveInfo) => traces.push(`${subgraph}:${info.operation.directives?.map((d) => print(d)).join(' ') ?? ''}`);
+    const users = [{ id: 'u1', name: 'Ada', city: 'Berlin' }];
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: `${fed('"@key"')} ${directives} type Query { user(name: String!): User } type User @key(fields: "id") { id: ID! name: String! }`,
+        resolvers: {
+          Query: { user: (_: unknown, args: { name: string }, _c: unknown, info: GraphQLResolveInfo) => (traceOf('a', info), users.find((u) => u.name === args.name) ?? null) },
+          User: { name: (u: { name: string }, _: unknown, _c: unknown, info: GraphQLResolveInfo) => lowered(u.name, info) },
+        },
+      },
+      {
+        name: 'b',
+        sdl: `${fed('"@key"')} ${directives} type User @key(fields: "id") { id: ID! city: String! }`,
+        resolvers: {
+          User: {
+            __resolveReference: (ref: { id: string }, _c: unknown, info: GraphQLResolveInfo) => (traceOf('b', info), users.find((u) => u.id === ref.id)),
+            city: (u: { city: string }, _: unknown, _c: unknown, info: GraphQLResolveInfo) => lowered(u.city, info),
+          },
+        },
+      },
+    ]);
+
+    it('sends a field its directive, and a fragment\'s directive with each of the fragment\'s fields, to the subgraph that resolves them', async () => {
+      graph.reset();
+      const result = await graph.run('{ user(name: "Ada") { upper: name name @lowercase ... on User @lowercase { city } } }');
+      expect(result).toEqual({ data: { user: { upper: 'Ada', name: 'ada', city: 'berlin' } } });
+      expect(graph.calls.get('b')![0]).toMatch(/city @lowercase/);
+    });
+
+    it('sends the operation\'s directive, with the variables it reads, to every fetch', async () => {
+      graph.reset();
+      traces.length = 0;
+      const result = await graph.run('query Q($t: String!) @trace(id: $t) { user(name: "Ada") { name city } }', { t: 't1' });
+      expect(result).toEqual({ data: { user: { name: 'Ada', city: 'Berlin' } } });
+      expect(traces.sort()).toEqual(['a:@trace(id: $t)', 'b:@trace(id: $t)']);
+    });
+
+    it('plans a client variable named like the plan\'s representations variable under its own name', async () => {
+      graph.reset();
+      const result = await graph.run('query ($representations: String!) { user(name: $representations) { name city } }', { representations: 'Ada' });
+      expect(result).toEqual({ data: { user: { name: 'Ada', city: 'Berlin' } } });
+      expect(graph.calls.get('b')![0]).toMatch(/_entities\(representations: \$_representations\)/);
+    });
   });
 });

@@ -14,12 +14,16 @@ export function addField(at: SelectionTree, key: string, name: string, args: rea
   const existing = at.fields.get(key);
   if (existing) {
     if (existing.name !== name || !sameArguments(existing.arguments, args) || existing.subgraphKey !== subgraphKey) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
-    // Wanted under different conditions (or also by the plan itself, for a key): always fetched.
-    if (existing.directives.length > 0 && !sameDirectives(existing.directives, directives)) {
+    // Wanted under different conditions (or also by the plan itself, for a key): always fetched,
+    // with every other directive either selection carries.
+    if (!sameDirectives(existing.directives, directives)) {
+      const kept = sameDirectives(conditions(existing.directives), conditions(directives)) ? conditions(existing.directives) : [];
+      const merged = [...kept, ...unionOf(others(existing.directives), others(directives))];
+      if (sameDirectives(merged, existing.directives)) return existing;
       // A new object under the same key (the map keeps its place): planned fields are never written.
-      const merged: PlannedField = { ...existing, directives: [] };
-      at.fields.set(key, merged);
-      return merged;
+      const field: PlannedField = { ...existing, directives: merged };
+      at.fields.set(key, field);
+      return field;
     }
     return existing;
   }
@@ -32,14 +36,42 @@ export function addLeaf(at: SelectionTree, name: string, key = name): void {
   const existing = at.fields.get(key);
   if (existing && existing.name !== name) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
   if (!existing) at.fields.set(key, { name, arguments: [], directives: [] });
-  else if (existing.directives.length > 0) at.fields.set(key, { ...existing, directives: [] });
+  else if (conditions(existing.directives).length > 0) at.fields.set(key, { ...existing, directives: others(existing.directives) });
 }
 
-/** The `@skip`/`@include` of a response key's selections when they all carry the same ones; none otherwise. */
+/**
+ * The directives a response key's field is sent with: its `@skip`/`@include` when every selection of
+ * the key carries the same ones (the subgraph evaluates them), and every other executable directive
+ * any of them carries, once each (the subgraph that resolves the field implements it).
+ */
 export function conditionsOf(nodes: readonly FieldNode[]): readonly DirectiveNode[] {
   const first = nodes[0].directives ?? [];
-  if (first.length === 0) return first;
-  return nodes.every((node) => sameDirectives(node.directives ?? [], first)) ? first : [];
+  if (nodes.length === 1 || first.length === 0 && nodes.every((node) => !node.directives?.length)) return first;
+  const shared = conditions(first);
+  const kept = nodes.every((node) => sameDirectives(conditions(node.directives ?? []), shared)) ? shared : [];
+  let rest: readonly DirectiveNode[] = [];
+  for (const node of nodes) rest = unionOf(rest, others(node.directives ?? []));
+  return [...kept, ...rest];
+}
+
+function isCondition(directive: DirectiveNode): boolean {
+  return directive.name.value === 'skip' || directive.name.value === 'include';
+}
+
+function conditions(directives: readonly DirectiveNode[]): readonly DirectiveNode[] {
+  return directives.some((d) => !isCondition(d)) ? directives.filter(isCondition) : directives;
+}
+
+function others(directives: readonly DirectiveNode[]): readonly DirectiveNode[] {
+  return directives.some(isCondition) ? directives.filter((d) => !isCondition(d)) : directives;
+}
+
+/** The directives of both lists, each printed form once, in order of first appearance. */
+function unionOf(a: readonly DirectiveNode[], b: readonly DirectiveNode[]): readonly DirectiveNode[] {
+  if (b.length === 0) return a;
+  const seen = new Set(a.map((d) => print(d)));
+  const added = b.filter((d) => !seen.has(print(d)) && seen.add(print(d)));
+  return added.length === 0 ? a : [...a, ...added];
 }
 
 export function sameDirectives(a: readonly DirectiveNode[], b: readonly DirectiveNode[]): boolean {

@@ -2,10 +2,12 @@
 import {
   Kind,
   buildASTSchema,
+  DirectiveLocation,
   parse,
   parseType,
   type ConstDirectiveNode,
   type DefinitionNode,
+  type DirectiveDefinitionNode,
   type DocumentNode,
   type EnumValueDefinitionNode,
   type FieldDefinitionNode,
@@ -41,11 +43,14 @@ function directivesNamed(node: { directives?: readonly ConstDirectiveNode[] }, n
  * 3. interfaces, union members and enum values by `@join__implements`, `@join__unionMember` and
  *    `@join__enumValue` (all of them when a type carries none);
  * 4. `_entities(representations: [_Any!]!): [_Entity]!` over the graph's entity types.
- * Directives other than `@skip`/`@include`/`@deprecated` are left out: plans send no others.
+ * 5. the supergraph's executable directives (composition keeps those every subgraph defines), which
+ *    plans pass on with the client's fields; type-system directives other than `@deprecated` and
+ *    `@specifiedBy` are left out.
  */
 export function extractSubgraphSchemas(supergraph: DocumentNode): Map<string, GraphQLSchema> {
   const graphs: string[] = [];
   const types: TypeDefinitionNode[] = [];
+  const executable: DirectiveDefinitionNode[] = [];
   let queryName = 'Query';
   let mutationName: string | undefined;
   let subscriptionName: string | undefined;
@@ -60,12 +65,14 @@ export function extractSubgraphSchemas(supergraph: DocumentNode): Map<string, Gr
       }
     } else if (isTypeDefinition(definition) && !isMachinery(definition.name.value)) {
       types.push(definition);
+    } else if (definition.kind === Kind.DIRECTIVE_DEFINITION && definition.locations.every((l) => EXECUTABLE_LOCATIONS.has(l.value))) {
+      executable.push(definition);
     }
   }
   if (!mutationName && types.some((t) => t.name.value === 'Mutation')) mutationName = 'Mutation';
   if (!subscriptionName && types.some((t) => t.name.value === 'Subscription')) subscriptionName = 'Subscription';
   const schemas = new Map<string, GraphQLSchema>();
-  for (const graph of graphs) schemas.set(graph, buildGraphSchema(graph, types, { query: queryName, mutation: mutationName, subscription: subscriptionName }));
+  for (const graph of graphs) schemas.set(graph, buildGraphSchema(graph, types, executable, { query: queryName, mutation: mutationName, subscription: subscriptionName }));
   return schemas;
 }
 
@@ -91,7 +98,19 @@ function namedTypeOf(type: TypeNode): string {
 
 const KEPT_DIRECTIVES = new Set(['deprecated', 'specifiedBy']);
 
-function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], roots: { query: string; mutation?: string; subscription?: string }): GraphQLSchema {
+/** Where an executable directive may stand (GraphQL spec 3.13, ExecutableDirectiveLocation). */
+const EXECUTABLE_LOCATIONS = new Set<string>([
+  DirectiveLocation.QUERY,
+  DirectiveLocation.MUTATION,
+  DirectiveLocation.SUBSCRIPTION,
+  DirectiveLocation.FIELD,
+  DirectiveLocation.FRAGMENT_DEFINITION,
+  DirectiveLocation.FRAGMENT_SPREAD,
+  DirectiveLocation.INLINE_FRAGMENT,
+  DirectiveLocation.VARIABLE_DEFINITION,
+]);
+
+function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], executable: readonly DirectiveDefinitionNode[], roots: { query: string; mutation?: string; subscription?: string }): GraphQLSchema {
   const present = new Map<string, TypeDefinitionNode>();
   for (const type of all) if (inGraph(type, graph)) present.set(type.name.value, type);
   const has = (name: string) => present.has(name) || ['String', 'Int', 'Float', 'Boolean', 'ID'].includes(name);
@@ -156,6 +175,7 @@ function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], roo
       } as TypeDefinitionNode);
     }
   }
+  for (const directive of executable) if ((directive.arguments ?? []).every((a) => has(namedTypeOf(a.type)))) definitions.push(directive);
   const federation = parse(ENTITIES_SDL, { noLocation: true }).definitions;
   definitions.push(...federation);
   const query = definitions.find((d) => d.kind === Kind.OBJECT_TYPE_DEFINITION && d.name.value === roots.query);
