@@ -26,6 +26,12 @@ import { requestStateOf } from './request-state.js';
 /** Whether a selection's `@skip`/`@include` let it execute (one directive list, as written on one selection). */
 export type IncludeTest = (directives: readonly DirectiveNode[]) => boolean;
 
+/**
+ * The conditions that must all pass for one selection of a field to execute: the condition lists of
+ * the field itself and of each fragment around it, outermost first. Empty: it always executes.
+ */
+export type Guards = readonly (readonly DirectiveNode[])[];
+
 /** The fields of a selection for one runtime type, grouped by response key (GraphQL spec 6.3.2). */
 export type FieldGroups = ReadonlyMap<string, readonly FieldNode[]>;
 
@@ -44,11 +50,14 @@ export interface Collection {
 interface CollectedEntry {
   readonly key: string;
   readonly node: FieldNode;
-  readonly guards: readonly (readonly DirectiveNode[])[];
+  readonly guards: Guards;
 }
 
 /** Incremental delivery, which plans do not model yet: the fields are fetched by stitching. */
 const INCREMENTAL = new Set(['defer', 'stream']);
+
+/** A node that was collected with no condition around it. */
+const UNGUARDED: readonly Guards[] = Object.freeze([Object.freeze([])]);
 
 const EMPTY: Collection = Object.freeze({ fields: new Map(), conditional: false, unsupported: undefined, entries: [] });
 
@@ -76,6 +85,7 @@ interface SetTrie {
  * 5. An executable directive other than `@skip`/`@include` stays on its field; one written on a
  *    fragment is carried by each field the fragment selects (a copy of the field node with the
  *    fragment's directives after its own), since plans reshape fragments per subgraph.
+ * 6. The guards a field node was collected under, for readers that decide per request (guardsOf).
  * Pure and keyed by identity (the document, the schema, the selection sets are never mutated), so
  * the memo can be shared by every request and graph, and is dropped with the document.
  */
@@ -92,6 +102,7 @@ export class OperationAnalysis {
   readonly variableDefaults: Readonly<Record<string, unknown>>;
   readonly #bySchema = new WeakMap<GraphQLSchema, Map<GraphQLObjectType, SetTrie>>();
   readonly #selected = new WeakMap<GraphQLSchema, readonly SelectedField[]>();
+  readonly #guards = new Map<FieldNode, Guards[]>();
 
   constructor(document: DocumentNode, operationName: string | undefined) {
     this.document = document;
@@ -144,7 +155,27 @@ export class OperationAnalysis {
       node = next;
     }
     if (sets === 0) return EMPTY;
-    return (node.collection ??= collect(schema, this.fragments, type, selectionSets));
+    if (!node.collection) {
+      node.collection = collect(schema, this.fragments, type, selectionSets);
+      for (const entry of node.collection.entries) this.#noteGuards(entry.node, entry.guards);
+    }
+    return node.collection;
+  }
+
+  /**
+   * 6. The guards under which a field node was collected, one list per place it was collected at
+   *    so far (every place, once the collections of every position are made). A reader deciding
+   *    whether the node may execute (the plan runner, before a look-up) takes any of them passing:
+   *    a node collected at several places executes at least where one of them lets it.
+   */
+  guardsOf(node: FieldNode): readonly Guards[] {
+    return this.#guards.get(node) ?? UNGUARDED;
+  }
+
+  #noteGuards(node: FieldNode, guards: Guards): void {
+    const known = this.#guards.get(node);
+    if (!known) this.#guards.set(node, [guards]);
+    else if (!known.some((g) => g === guards || (g.length === 0 && guards.length === 0))) known.push(guards);
   }
 
   /**

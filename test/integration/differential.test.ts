@@ -36,13 +36,14 @@ const STITCHING_MASKS_SUBGRAPH_ERROR =
   'stitching is wrong: hid-warehouse has no stock for h3 (SKU-003) and fails Int! stock; both engines null hidProduct, but stitching masks the subgraph error as INTERNAL_SERVER_ERROR where the planner reports SUBGRAPH_ERROR with extensions.subgraph, as the README promises for errors caused by a subgraph';
 
 const STITCHING_FAILS_FIRST_ELSEWHERE =
-  'both engines answer data: null with one INTERNAL_SERVER_ERROR, at different paths: stitching fails first on a duplicated response key (the first class above), the planner at the real failure (srch-index has no video v2, and SrchVideo.score is Float!)';
+  'both engines answer data: null with one INTERNAL_SERVER_ERROR, at different paths: stitching fails first on a duplicated response key (the first class above), the planner at the real failure (srch-index has no video v2, and SrchVideo.score is Float!); stitching reports whichever of its two failures reaches the root first, so on some runs it reports the real one too and the answers agree';
 
 /**
  * Mismatches known today, by query seed (of DEFAULT_SEED), each with the reason and which engine is right. An entry whose
- * query no longer differs fails the test: remove it when the cause is fixed.
+ * query no longer differs fails the test (remove it when the cause is fixed), unless it is `racy`: stitching's answer
+ * then depends on which of two concurrent failures reaches the root first.
  */
-const KNOWN_MISMATCHES: { seed: number; reason: string }[] = [
+const KNOWN_MISMATCHES: { seed: number; reason: string; racy?: true }[] = [
   // #14, smallest: { shrFeatured { salePrice { amountCents @include(if: false) amountCents } } }
   { seed: 147926539, reason: STITCHING_DROPS_DUPLICATE_KEY },
   // #44, smallest: query ($v: Boolean!) { provReviews { author { __typename @skip(if: $v) } } }
@@ -56,7 +57,7 @@ const KNOWN_MISMATCHES: { seed: number; reason: string }[] = [
   { seed: 147926618, reason: STITCHING_MASKS_SUBGRAPH_ERROR },
   { seed: 147926626, reason: STITCHING_MASKS_SUBGRAPH_ERROR },
   { seed: 147926669, reason: STITCHING_MASKS_SUBGRAPH_ERROR },
-  { seed: 147926755, reason: STITCHING_FAILS_FIRST_ELSEWHERE },
+  { seed: 147926755, reason: STITCHING_FAILS_FIRST_ELSEWHERE, racy: true },
 ];
 
 /**
@@ -144,7 +145,8 @@ describe(`differential: query plans against stitching (${databaseKind} database)
     const crashed = mismatches.filter((m) => !known.has(m.seed) && stitchingCrashed(m) && agreesWherePresent(m.planned.data, m.stitched.data));
     const unexpected = mismatches.filter((m) => !known.has(m.seed) && !crashed.includes(m));
     const seedsRun = new Set(Array.from({ length: COUNT }, (_, i) => querySeed(SEED, i)));
-    const stale = KNOWN_MISMATCHES.filter((k) => seedsRun.has(k.seed) && !mismatches.some((m) => m.seed === k.seed));
+    // A racy entry's answers differ on some runs only (which failure stitching reports first): never stale.
+    const stale = KNOWN_MISMATCHES.filter((k) => !k.racy && seedsRun.has(k.seed) && !mismatches.some((m) => m.seed === k.seed));
 
     if (REPORT_FILE) await writeFile(REPORT_FILE, JSON.stringify({ seed: SEED, count: COUNT, executions, mismatches }, null, 2));
     for (const m of unexpected.slice(0, SHRINK_LIMIT)) {

@@ -48,6 +48,11 @@ const NONE: ReadonlySet<string> = new Set();
  * 9. A plan is made per authorization decision too: a field the caller may not read is left out
  *    of every subgraph document and answered FORBIDDEN at its path, nullability deciding what
  *    else falls; keys and required fields the plan itself needs are still fetched.
+ * 10. See addPlannedField (private response keys).
+ * 11. Each planned field knows when the client's `@skip`/`@include` want it (its own and its
+ *    fragments' conditions, from the operation analysis), and what the plan fetches for a field (its
+ *    key, its required fields) is wanted when that field is: a look-up none of whose fields is
+ *    wanted for the request's variables is not made, nor are the look-ups that only feed it.
  */
 export function buildPlan(
   model: SupergraphModel,

@@ -14,7 +14,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import type { FieldGroups, OperationAnalysis } from '../../request/operation-analysis.js';
+import type { FieldGroups, Guards, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
 import { chooseTarget, compositeTypeOf, subgraphKey, typeResolver } from './entity-paths.js';
 import type { PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
@@ -36,6 +36,8 @@ export class Planner {
   readonly #clientKeys = new Map<string, Map<string, FieldNode>>();
   /** Above 0 while planning what the plan itself needs (keys, required fields), which no denial removes. */
   #internal = 0;
+  /** While planning what the plan needs for a field: when that field is wanted (11). */
+  #internalIncluded: readonly Guards[] | undefined;
 
   constructor(
     readonly model: SupergraphModel,
@@ -53,14 +55,42 @@ export class Planner {
    *     names; where the client put another field under that name (`id: name`), the plan's field
    *     takes a private key instead (`__sy_id`), whichever came first, and representations read it there.
    */
-  addPlannedField(at: SelectionTree, key: string, name: string, args: readonly ArgumentNode[], composite: boolean, directives: readonly DirectiveNode[], subgraphKey: string | undefined, path: readonly string[], typeName: string): PlannedField {
+  addPlannedField(
+    at: SelectionTree,
+    key: string,
+    name: string,
+    args: readonly ArgumentNode[],
+    composite: boolean,
+    directives: readonly DirectiveNode[],
+    subgraphKey: string | undefined,
+    path: readonly string[],
+    typeName: string,
+    included: readonly Guards[] | undefined,
+  ): PlannedField {
     if (this.#internal > 0) {
       // The client's fields at this position are known (recorded before anything is planned there),
       // whichever step they go to: the merged object holds them all.
       const client = this.#clientKeys.get(positionOf(path, typeName))?.get(key);
       if (client && (client.name.value !== name || !sameArguments(client.arguments ?? [], args))) key = this.privateKey(path, typeName, name);
     }
-    return addField(at, key, name, args, composite, directives, subgraphKey);
+    return addField(at, key, name, args, composite, directives, subgraphKey, included);
+  }
+
+  /**
+   * 11. When the client's conditions may leave a response key out: the guards of its selections
+   *     (the analysis's, any of which passing wants it); undefined when one always executes. What
+   *     the plan needs for another field is wanted when that field is.
+   */
+  includedOf(nodes: readonly FieldNode[]): readonly Guards[] | undefined {
+    if (this.#internal > 0) return this.#internalIncluded;
+    const alternatives: Guards[] = [];
+    for (const node of nodes) {
+      for (const guards of this.analysis.guardsOf(node)) {
+        if (guards.length === 0) return undefined;
+        if (!alternatives.includes(guards)) alternatives.push(guards);
+      }
+    }
+    return alternatives;
   }
 
   /** The client's fields at a position, by response key (10). */
@@ -107,13 +137,19 @@ export class Planner {
     return true;
   }
 
-  /** Plans what the plan itself needs (a key, required fields): fetched whatever the caller may read. */
-  internal(plan: () => void): void {
+  /**
+   * Plans what the plan itself needs (a key, required fields): fetched whatever the caller may read,
+   * whenever `included` (the guards of the field it is needed for; absent: always) wants it.
+   */
+  internal(plan: () => void, included?: readonly Guards[]): void {
+    const outer = this.#internalIncluded;
+    if (this.#internal === 0) this.#internalIncluded = included;
     this.#internal++;
     try {
       plan();
     } finally {
       this.#internal--;
+      this.#internalIncluded = outer;
     }
   }
 
@@ -297,7 +333,7 @@ export class Planner {
       }
       touched.add(step);
       const returnType = compositeTypeOf(type, name);
-      const planned = this.addPlannedField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, key), path, type.name);
+      const planned = this.addPlannedField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, key), path, type.name, this.includedOf(nodes));
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
@@ -313,10 +349,11 @@ export class Planner {
       addLeaf(at, TYPENAME);
       const ownerType = target.lookupType ?? type.name;
       const requires = this.model.requiresOf(ownerType, name, target.graph);
+      const included = this.includedOf(nodes);
       this.internal(() => {
         this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers);
         if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers);
-      });
+      }, included);
       const child = this.entityStep(target.graph, path, type.name, providers);
       if (target.lookupType) child.lookupType = target.lookupType;
       for (const provider of providers) touched.add(provider);
@@ -324,7 +361,7 @@ export class Planner {
       if (requires) mergeTree(child.representation, this.model.fieldSet(requires));
       touched.add(child);
       const returnType = compositeTypeOf(type, name);
-      const planned = this.addPlannedField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, key), path, type.name);
+      const planned = this.addPlannedField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, key), path, type.name, included);
       if (returnType) {
         const own = this.model.providesOf(ownerType, name, target.graph);
         this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);

@@ -1,6 +1,7 @@
 // The shapes of a query plan: what the planner hands the runner (final once the plan is made), and the draft steps it plans with.
 import type { ArgumentNode, DirectiveNode, DocumentNode } from 'graphql';
 import type { FieldSetTree } from './supergraph-model.js';
+import type { Guards } from '../../request/operation-analysis.js';
 
 /**
  * What one fetch asks for at one position: fields by response key, and fragments by type condition.
@@ -16,6 +17,13 @@ export interface PlannedField {
   readonly arguments: readonly ArgumentNode[];
   /** The client's `@skip`/`@include` on it, kept when every selection of the key agrees; the subgraph evaluates them. */
   readonly directives: readonly DirectiveNode[];
+  /**
+   * When the client's `@skip`/`@include` (the field's own and its fragments') may leave the field
+   * out: the guards of each selection it stands for; it is wanted when every condition list of one
+   * of them passes. Absent: always wanted. A look-up none of whose fields is wanted is not made.
+   * Fields the plan needs for another field carry that field's.
+   */
+  readonly included?: readonly Guards[];
   /** Present for fields of object, interface or union type. */
   readonly selection?: SelectionTree;
   /**

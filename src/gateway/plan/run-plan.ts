@@ -1,5 +1,5 @@
 // Runs a query plan: each step's subgraph call once its dependencies answered, every answer merged into one tree.
-import { GraphQLError, Kind, OperationTypeNode, valueFromASTUntyped, type ExecutionResult } from 'graphql';
+import { GraphQLError, Kind, OperationTypeNode, valueFromASTUntyped, type ExecutionResult, type ValueNode } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { clientError } from '../../errors/client-error.js';
 import { includedByConditions } from '../../request/included-by-conditions.js';
@@ -349,18 +349,21 @@ function failedUnanswered(errors: readonly GraphQLFormattedErrorLike[]): boolean
   return errors.length > 0 && errors.every((error) => isUnanswered(error));
 }
 
-/** Whether the client's conditions keep at least one of the step's own fields (GraphQL spec 3.13.2, 3.13.3). */
+/** Whether the client's conditions want at least one of the step's own fields (GraphQL spec 3.13.2, 3.13.3). */
 function anyIncluded(step: FetchStep, variables: Data | undefined, defaults: Readonly<Data>): boolean {
   for (const field of step.selection.fields.values()) if (isIncluded(field, variables, defaults)) return true;
   return false;
 }
 
+/** Whether one of the field's guards passes: each of its condition lists (the field's own, its fragments') lets it execute. */
 function isIncluded(field: PlannedField, variables: Data | undefined, defaults: Readonly<Data>): boolean {
-  return includedByConditions(field.directives, (value) => {
+  if (!field.included) return true;
+  const valueOf = (value: ValueNode): unknown => {
     if (value.kind !== Kind.VARIABLE) return valueFromASTUntyped(value);
     const name = value.name.value;
     return variables && name in variables ? variables[name] : defaults[name];
-  });
+  };
+  return field.included.some((guards) => guards.every((conditions) => includedByConditions(conditions, valueOf)));
 }
 
 function wholeFailure(fetch: Fetch): GraphQLError {

@@ -1,6 +1,7 @@
 // The planned selection trees: adding fields and leaves at a response key, merging field sets, comparing arguments and conditions.
 import { print, type ArgumentNode, type DirectiveNode, type FieldNode } from 'graphql';
 import type { PlannedField, SelectionTree } from './plan-types.js';
+import type { Guards } from '../../request/operation-analysis.js';
 import { PlanUnsupported, type FieldSetTree } from './supergraph-model.js';
 
 export const TYPENAME = '__typename';
@@ -10,24 +11,35 @@ export function emptyTree(): SelectionTree {
 }
 
 /** Adds a field at a response key, or merges with the one already there; two different fields under one key cannot be planned. */
-export function addField(at: SelectionTree, key: string, name: string, args: readonly ArgumentNode[], composite: boolean, directives: readonly DirectiveNode[] = [], subgraphKey?: string): PlannedField {
+export function addField(
+  at: SelectionTree,
+  key: string,
+  name: string,
+  args: readonly ArgumentNode[],
+  composite: boolean,
+  directives: readonly DirectiveNode[] = [],
+  subgraphKey?: string,
+  included?: readonly Guards[],
+): PlannedField {
   const existing = at.fields.get(key);
   if (existing) {
     if (existing.name !== name || !sameArguments(existing.arguments, args) || existing.subgraphKey !== subgraphKey) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
+    let field = existing;
+    // Wanted wherever any of its selections is (always, once one is always wanted).
+    const wanted = existing.included && included ? [...existing.included, ...included.filter((g) => !existing.included!.includes(g))] : undefined;
+    if (wanted?.length !== existing.included?.length) field = { ...field, included: wanted };
     // Wanted under different conditions (or also by the plan itself, for a key): always fetched,
     // with every other directive either selection carries.
     if (!sameDirectives(existing.directives, directives)) {
       const kept = sameDirectives(conditions(existing.directives), conditions(directives)) ? conditions(existing.directives) : [];
       const merged = [...kept, ...unionOf(others(existing.directives), others(directives))];
-      if (sameDirectives(merged, existing.directives)) return existing;
-      // A new object under the same key (the map keeps its place): planned fields are never written.
-      const field: PlannedField = { ...existing, directives: merged };
-      at.fields.set(key, field);
-      return field;
+      if (!sameDirectives(merged, existing.directives)) field = { ...field, directives: merged };
     }
-    return existing;
+    // A new object under the same key (the map keeps its place): planned fields are never written.
+    if (field !== existing) at.fields.set(key, field);
+    return field;
   }
-  const field: PlannedField = { name, arguments: args, directives, selection: composite ? emptyTree() : undefined, subgraphKey };
+  const field: PlannedField = { name, arguments: args, directives, included, selection: composite ? emptyTree() : undefined, subgraphKey };
   at.fields.set(key, field);
   return field;
 }
@@ -36,7 +48,7 @@ export function addLeaf(at: SelectionTree, name: string, key = name): void {
   const existing = at.fields.get(key);
   if (existing && existing.name !== name) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
   if (!existing) at.fields.set(key, { name, arguments: [], directives: [] });
-  else if (conditions(existing.directives).length > 0) at.fields.set(key, { ...existing, directives: others(existing.directives) });
+  else if (conditions(existing.directives).length > 0 || existing.included) at.fields.set(key, { ...existing, directives: others(existing.directives), included: undefined });
 }
 
 /**
