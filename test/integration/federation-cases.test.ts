@@ -91,6 +91,7 @@ describe(`Federation v2 cases, each on its own supergraph (${QUERY_PLANS ? 'quer
             expect.soft(mismatches, 'answers of the compiled projection that differ from graphql-js').toBe(0);
             const engine = ENGINES.filter((e) => after[e] > before[e]).join('+') || 'none';
             expect.soft(engine, 'engine (switchyard_executions_total{path})').toBe('plan');
+            if (q.subgraphRequests !== undefined) expect.soft(planRequests, 'subgraph requests of the plan').toBe(q.subgraphRequests);
           }
           // Mutations change the fixtures' data: they run once, on the plan. A query stitching answers
           // wrong (a few here) says nothing about what the right answer costs.
