@@ -156,7 +156,7 @@ export class Planner {
       entityType,
       selection: emptyTree(),
       representation: new Map(),
-      keyFields: new Set(),
+      keyFields: new Map(),
       dependsOn: new Set(),
     };
     this.steps.push(step);
@@ -261,11 +261,11 @@ export class Planner {
     this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()));
   }
 
-  /** The key's fields go into the step's representations, and mark an object with a null one as no entity. */
+  /** The key's fields go into the step's representations, and mark an object with a null or missing one as no entity. */
   addKey(step: PlanStep, key: string): void {
     const tree = this.model.fieldSet(key);
     mergeTree(step.representation, tree);
-    for (const field of tree.keys()) step.keyFields.add(field);
+    mergeTree(step.keyFields, tree);
   }
 
   planObjectFields(

@@ -6,7 +6,7 @@ import { includedByConditions } from '../../request/included-by-conditions.js';
 import type { Fetch, FetchStep, PlannedField, QueryPlan, SelectionTree } from './build-plan.js';
 import type { FieldSetTree } from './supergraph-model.js';
 import { parsePart, UNREADABLE, type RequestSections, type SectionRead, type UsablePart } from './section-cache.js';
-import { collectObjects, hasNullKey, mergeInto, representationOf } from './answer-tree.js';
+import { collectObjects, lacksKey, mergeInto, representationOf } from './answer-tree.js';
 import { isUnanswered, type GraphQLFormattedErrorLike } from '../../errors/unanswered.js';
 
 type Data = Record<string, unknown>;
@@ -179,8 +179,8 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     const targets: Data[] = [];
     const identity = identityOf(step.representation);
     for (const target of found) {
-      // An object whose key is null is no entity (nothing to look up): its fields stay null.
-      if (hasNullKey(target, step)) continue;
+      // An object whose key is null or missing is no entity (nothing to look up): its fields stay null.
+      if (lacksKey(target, step)) continue;
       const representation = representationOf(target, step.representation, step.lookupType ?? step.entityType!, step.responseKeys);
       if (representation instanceof GraphQLError) {
         markFields(target, step, representation);
