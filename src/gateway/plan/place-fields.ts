@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 import type { FieldGroups, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
-import { chooseTarget, compositeTypeOf, subgraphKey, typeResolver } from './entity-paths.js';
+import { chooseTarget, compositeTypeOf, fieldScope, subgraphKey, typeResolver, type Scope } from './entity-paths.js';
 import type { PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree, sameArguments } from './selection-tree.js';
 import { PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
@@ -120,6 +120,8 @@ export class Planner {
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
     const fields = collectFields(this.schema, this.analysis, rootType, [selectionSet]);
     const roots = new Map<string, PlanStep>();
+    // Every subgraph starts at the root.
+    const scope: Scope = { graphs: new Set(this.model.subgraphName.keys()) };
     let previous: PlanStep[] = [];
     for (const [key, nodes] of fields) {
       const name = nodes[0].name.value;
@@ -135,7 +137,7 @@ export class Planner {
         step = this.newStep(graphs[0], [], undefined);
         this.mutationRoots.add(step);
         for (const before of previous) step.dependsOn.add(before);
-        this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set());
+        this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set(), scope);
         // 1. The next mutation field waits for everything this one needs, its entity steps included.
         previous = this.steps.slice(first);
         continue;
@@ -143,7 +145,7 @@ export class Planner {
       const graph = graphs.find((g) => roots.has(g)) ?? graphs[0];
       step = roots.get(graph);
       if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
-      this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set());
+      this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), scope);
     }
   }
 
@@ -191,17 +193,24 @@ export class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
+    /** The subgraphs that could answer here, and the union members they all have (see fieldScope). */
+    scope: Scope,
     /** Response keys another step serves at this position (8). */
     skip?: ReadonlySet<string>,
   ): void {
     if (isObjectType(parentType)) {
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, provided, touched);
+      // A subgraph whose field has this one member, where another that could answer has not: only the type name.
+      if (scope.members && !scope.members.has(parentType.name)) {
+        touched.add(step);
+        return;
+      }
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, provided, touched, scope);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) {
-      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched);
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched, scope);
       return;
     }
     addLeaf(at, TYPENAME);
@@ -210,12 +219,12 @@ export class Planner {
     if (!local || !isAbstractType(local)) throw new PlanUnsupported(`${parentType.name} is not abstract in ${graph}`);
     for (const possibleInGraph of this.model.subgraphSchema(graph).getPossibleTypes(local)) {
       const possible = this.schema.getType(possibleInGraph.name);
-      if (!possible || !isObjectType(possible)) continue;
+      if (!possible || !isObjectType(possible) || (scope.members && !scope.members.has(possible.name))) continue;
       const fields = without(collectFields(this.schema, this.analysis, possible, selectionSets), skip);
       if (fields.size === 0) continue;
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
-      this.planObjectFields(possible, fields, graph, step, fragment, path, provided, touched);
+      this.planObjectFields(possible, fields, graph, step, fragment, path, provided, touched, scope);
     }
   }
 
@@ -235,6 +244,7 @@ export class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
+    scope: Scope,
   ): void {
     touched.add(step);
     addLeaf(at, TYPENAME);
@@ -248,17 +258,17 @@ export class Planner {
         else own.set(key, [...nodes]);
       }
     }
-    this.planObjectFields(iface, own, graph, step, at, path, provided, touched);
+    this.planObjectFields(iface, own, graph, step, at, path, provided, touched, scope);
     const resolver = typeResolver(this, iface, graph, provided);
     const providers = new Set<PlanStep>([step]);
-    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers));
+    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers, scope));
     const resolution = this.entityStep(resolver.graph, path, iface.name, providers);
     resolution.lookupType = iface.name;
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
     this.addKey(resolution, resolver.key);
-    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()));
+    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, scope, new Set(own.keys()));
   }
 
   /** The key's fields go into the step's representations, and mark an object with a null or missing one as no entity. */
@@ -277,6 +287,8 @@ export class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
+    /** The scope of this position: its fields' scopes follow from it. */
+    scope: Scope,
   ): void {
     const remote: [string, readonly FieldNode[]][] = [];
     this.recordClientKeys(path, type.name, fields);
@@ -301,7 +313,8 @@ export class Planner {
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
-        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched);
+        const childScope = fieldScope(this, type, name, graph, scope, provided);
+        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched, childScope);
       }
     }
     for (const [key, nodes] of remote) {
@@ -314,8 +327,8 @@ export class Planner {
       const ownerType = target.lookupType ?? type.name;
       const requires = this.model.requiresOf(ownerType, name, target.graph);
       this.internal(() => {
-        this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers);
-        if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers);
+        this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers, scope);
+        if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers, scope);
       });
       const child = this.entityStep(target.graph, path, type.name, providers);
       if (target.lookupType) child.lookupType = target.lookupType;
@@ -327,7 +340,8 @@ export class Planner {
       const planned = this.addPlannedField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, key), path, type.name);
       if (returnType) {
         const own = this.model.providesOf(ownerType, name, target.graph);
-        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
+        const childScope = fieldScope(this, type, name, target.graph, scope, undefined);
+        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched, childScope);
       }
     }
   }
