@@ -107,12 +107,15 @@ export function chooseTarget(
   fieldName: string,
   graph: string,
   provided: FieldSetTree | undefined,
-  /** Whether `graph` already has an entity step at this position: such a subgraph is preferred. */
+  /** Whether `graph` already has an entity step at this position: such a subgraph is preferred (fewer calls). */
   hasEntityStep: (graph: string) => boolean,
+  /** How many fields below the field `graph` would leave to further look-ups: fewer is preferred first (fewer steps). */
+  missingBelow: (graph: string) => number = () => 0,
 ): Target {
   // A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
   const candidates = ctx.model.resolversOf(type.name, fieldName, ctx.labels).filter((g) => g !== graph || ctx.model.requiresOf(type.name, fieldName, g) !== undefined);
-  candidates.sort((a, b) => Number(hasEntityStep(b)) - Number(hasEntityStep(a)));
+  const rank = new Map(candidates.map((g) => [g, candidates.length > 1 ? missingBelow(g) * 2 + (hasEntityStep(g) ? 0 : 1) : 0]));
+  candidates.sort((a, b) => rank.get(a)! - rank.get(b)!);
   for (const candidate of candidates) {
     for (const key of ctx.model.keysIn(type.name, candidate)) {
       if (canReturn(ctx, type, ctx.model.fieldSet(key), graph, provided)) return { graph: candidate, key };

@@ -19,7 +19,7 @@ import { collectFields, fieldSetFields, subSelections, without } from './collect
 import { chooseTarget, compositeTypeOf, fieldScope, subgraphKey, typeResolver, type Scope } from './entity-paths.js';
 import type { PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree, sameArguments } from './selection-tree.js';
-import { PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+import { PROVIDED_ON, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
 /** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
 const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
@@ -134,7 +134,7 @@ export class Planner {
       let step: PlanStep | undefined;
       if (serial) {
         const first = this.steps.length;
-        step = this.newStep(graphs[0], [], undefined);
+        step = this.newStep(this.fewestMissing(rootType, name, nodes, graphs), [], undefined);
         this.mutationRoots.add(step);
         for (const before of previous) step.dependsOn.add(before);
         this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set(), scope);
@@ -142,11 +142,58 @@ export class Planner {
         previous = this.steps.slice(first);
         continue;
       }
-      const graph = graphs.find((g) => roots.has(g)) ?? graphs[0];
+      const graph = this.fewestMissing(rootType, name, nodes, graphs, (g) => roots.has(g));
       step = roots.get(graph);
       if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
       this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), scope);
     }
+  }
+
+  /**
+   * Of the subgraphs that resolve a field, the one that can answer most of the client's selection
+   * below it by itself (fewest look-ups after it: fewer steps), then one `preferred` (one already
+   * asked: fewer calls), then the first in supergraph order.
+   */
+  fewestMissing(type: GraphQLObjectType, name: string, nodes: readonly FieldNode[], graphs: readonly string[], preferred: (graph: string) => boolean = () => false): string {
+    if (graphs.length === 1) return graphs[0];
+    let best = graphs[0];
+    let bestRank = Infinity;
+    for (const graph of graphs) {
+      const rank = this.missingBelow(type, name, graph, nodes, undefined) * 2 + (preferred(graph) ? 0 : 1);
+      if (rank < bestRank) [best, bestRank] = [graph, rank];
+    }
+    return best;
+  }
+
+  /**
+   * How many fields of the client's selection below `type.name` a subgraph resolving that field
+   * cannot answer along its own answer (what it `@provides` there counts as answered): each needs a
+   * look-up after it. Denials and `@skip`/`@include` are not weighed: this only ranks subgraphs.
+   */
+  missingBelow(type: GraphQLObjectType | GraphQLInterfaceType, name: string, graph: string, nodes: readonly FieldNode[], provided: FieldSetTree | undefined): number {
+    if (!compositeTypeOf(type, name)) return 0;
+    const own = this.model.providesOf(type.name, name, graph);
+    const below = provided?.get(name) ?? (own ? this.model.providedFields(own) : undefined);
+    // The types the subgraph's own schema can return there.
+    const schema = this.model.subgraphSchema(graph);
+    const local = schema.getType(type.name);
+    const localField = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[name] : undefined;
+    if (!localField) return 0;
+    const localType = getNamedType(localField.type);
+    const possible = isAbstractType(localType) ? schema.getPossibleTypes(localType) : isObjectType(localType) ? [localType] : [];
+    let missing = 0;
+    for (const { name: typeName } of possible) {
+      const objectType = this.schema.getType(typeName);
+      if (!objectType || !isObjectType(objectType)) continue;
+      const typed = this.providedOn(below, objectType);
+      for (const [, fieldNodes] of collectFields(this.schema, this.analysis, objectType, subSelections(nodes))) {
+        const field = fieldNodes[0].name.value;
+        if (field.startsWith('__')) continue;
+        if (typed?.has(field) || (this.model.canResolve(typeName, field, graph, this.labels) && !this.model.requiresOf(typeName, field, graph))) missing += this.missingBelow(objectType, field, graph, fieldNodes, typed);
+        else missing += 1;
+      }
+    }
+    return missing;
   }
 
   newStep(graph: string, path: readonly string[], entityType: string | undefined): PlanStep {
@@ -204,13 +251,13 @@ export class Planner {
         touched.add(step);
         return;
       }
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, provided, touched, scope);
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, this.providedOn(provided, parentType), touched, scope);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) {
-      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched, scope);
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, this.providedOn(provided, parentType as GraphQLInterfaceType), touched, scope);
       return;
     }
     addLeaf(at, TYPENAME);
@@ -224,8 +271,25 @@ export class Planner {
       if (fields.size === 0) continue;
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
-      this.planObjectFields(possible, fields, graph, step, fragment, path, provided, touched, scope);
+      this.planObjectFields(possible, fields, graph, step, fragment, path, this.providedOn(provided, possible), touched, scope);
     }
+  }
+
+  /**
+   * What a `@provides` tree provides on objects of `type`: its fields outside fragments, and those of
+   * its fragments on the type or on an abstract type the type belongs to (a fragment's fields are
+   * provided for its type alone: `... on Book { title }` says nothing of a Movie's title).
+   */
+  providedOn(provided: FieldSetTree | undefined, type: GraphQLObjectType | GraphQLInterfaceType): FieldSetTree | undefined {
+    if (!provided || ![...provided.keys()].some((key) => key.startsWith(PROVIDED_ON))) return provided;
+    const narrowed: FieldSetTree = new Map();
+    for (const [key, sub] of provided) if (!key.startsWith(PROVIDED_ON)) mergeTree(narrowed, copyTree(sub, key));
+    for (const [key, sub] of provided) {
+      if (!key.startsWith(PROVIDED_ON)) continue;
+      const condition = this.schema.getType(key.slice(PROVIDED_ON.length));
+      if (condition === type || (condition && isAbstractType(condition) && isObjectType(type) && this.schema.isSubType(condition, type))) mergeTree(narrowed, copyTree(sub));
+    }
+    return narrowed;
   }
 
   /**
@@ -312,14 +376,14 @@ export class Planner {
       const planned = this.addPlannedField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, key), path, type.name);
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
-        const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
+        const childProvided = provided?.get(name) ?? (own ? this.model.providedFields(own) : undefined);
         const childScope = fieldScope(this, type, name, graph, scope, provided);
         this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched, childScope);
       }
     }
     for (const [key, nodes] of remote) {
       const name = nodes[0].name.value;
-      const target = chooseTarget(this, type, name, graph, provided, (g) => this.hasEntityStep(g, path, type.name));
+      const target = chooseTarget(this, type, name, graph, provided, (g) => this.hasEntityStep(g, path, type.name), (g) => this.missingBelow(type, name, g, nodes, undefined));
       // 3. The key and the type name travel in the representation; 4. so do required fields,
       // wherever they come from. Every step that provides one comes before the entity step.
       const providers = new Set<PlanStep>([step]);
@@ -341,7 +405,7 @@ export class Planner {
       if (returnType) {
         const own = this.model.providesOf(ownerType, name, target.graph);
         const childScope = fieldScope(this, type, name, target.graph, scope, undefined);
-        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched, childScope);
+        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.providedFields(own) : undefined, touched, childScope);
       }
     }
   }
@@ -362,6 +426,12 @@ export class Planner {
     addLeaf(planned.selection!, TYPENAME);
     return narrowed;
   }
+}
+
+/** A deep copy of a field set tree (under one field name, when given), so merging into it leaves the original alone. */
+function copyTree(tree: FieldSetTree, name?: string): FieldSetTree {
+  const copy: FieldSetTree = new Map([...tree].map(([key, sub]) => [key, copyTree(sub)]));
+  return name === undefined ? copy : new Map([[name, copy]]);
 }
 
 /** A position of objects in the answer: the response keys to it and the objects' type. */
