@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 import type { FieldGroups, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
-import { chooseTarget, compositeTypeOf, fieldScope, subgraphKey, typeResolver, type Scope } from './entity-paths.js';
+import { chooseTarget, compositeTypeOf, fieldScope, preference, subgraphKey, typeResolver, type Scope } from './entity-paths.js';
 import type { PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree, sameArguments } from './selection-tree.js';
 import { PROVIDED_ON, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
@@ -134,7 +134,7 @@ export class Planner {
       let step: PlanStep | undefined;
       if (serial) {
         const first = this.steps.length;
-        step = this.newStep(this.fewestMissing(rootType, name, nodes, graphs), [], undefined);
+        step = this.newStep(this.chooseRootGraph(rootType, name, nodes, graphs), [], undefined);
         this.mutationRoots.add(step);
         for (const before of previous) step.dependsOn.add(before);
         this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set(), scope);
@@ -142,7 +142,7 @@ export class Planner {
         previous = this.steps.slice(first);
         continue;
       }
-      const graph = this.fewestMissing(rootType, name, nodes, graphs, (g) => roots.has(g));
+      const graph = this.chooseRootGraph(rootType, name, nodes, graphs, (g) => roots.has(g));
       step = roots.get(graph);
       if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
       this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), scope);
@@ -150,16 +150,16 @@ export class Planner {
   }
 
   /**
-   * Of the subgraphs that resolve a field, the one that can answer most of the client's selection
-   * below it by itself (fewest look-ups after it: fewer steps), then one `preferred` (one already
-   * asked: fewer calls), then the first in supergraph order.
+   * Of the subgraphs that resolve a root field, the one that ranks first by `preference` (one that
+   * answers the client's whole selection below it by itself, counting what it `@provides`, then one
+   * already asked, then one leaving fewer fields to look-ups), else the first in supergraph order.
    */
-  fewestMissing(type: GraphQLObjectType, name: string, nodes: readonly FieldNode[], graphs: readonly string[], preferred: (graph: string) => boolean = () => false): string {
+  chooseRootGraph(type: GraphQLObjectType, name: string, nodes: readonly FieldNode[], graphs: readonly string[], preferred: (graph: string) => boolean = () => false): string {
     if (graphs.length === 1) return graphs[0];
     let best = graphs[0];
     let bestRank = Infinity;
     for (const graph of graphs) {
-      const rank = this.missingBelow(type, name, graph, nodes, undefined) * 2 + (preferred(graph) ? 0 : 1);
+      const rank = preference(this.missingBelow(type, name, graph, nodes, undefined), preferred(graph));
       if (rank < bestRank) [best, bestRank] = [graph, rank];
     }
     return best;

@@ -23,7 +23,8 @@ export interface PlanRun {
  *    in parallel, and an entity step waits only for the steps that find its objects or provide its
  *    `@requires` fields.
  * 2. An entity step walks the merged tree along its path (through list items), keeps the objects of
- *    its type, and sends one representation per distinct entity (keys and required fields).
+ *    its type, and sends one representation per distinct entity (keys and required fields). An
+ *    object whose key is null or missing (a hop found no entity for it) is no entity: not sent.
  * 3. Answers are merged into the objects they extend. A failed field gets its error object in place
  *    of a value: the projection over the tree (graphql-js execution) then reports it at the field's
  *    own client path, and nulls propagate by the schema's nullability (GraphQL spec 6.4.4).
