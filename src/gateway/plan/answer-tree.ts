@@ -20,8 +20,28 @@ export function collectObjects(value: unknown, path: readonly string[], depth: n
   collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped);
 }
 
-export function hasNullKey(object: Data, step: FetchStep): boolean {
-  for (const field of step.keyFields) if (object[step.responseKeys?.get(field) ?? field] === null) return true;
+/**
+ * Whether the object is no entity, so nothing looks it up and the step's fields stay null without an
+ * error: a field of its key is null, or missing because the step that was to find it (a hop through
+ * another subgraph's key) found no entity there. A failed key field (its error object) is not this:
+ * representationOf reports it. Nested key fields are read inside their objects and list items.
+ */
+export function lacksKey(object: Data, step: FetchStep): boolean {
+  return lacksFields(object, step.keyFields, step.responseKeys);
+}
+
+function lacksFields(object: Data, tree: FieldSetTree, responseKeys?: ReadonlyMap<string, string>): boolean {
+  for (const [name, sub] of tree) {
+    if (name === '__typename') continue;
+    const value = object[responseKeys?.get(name) ?? name];
+    if (value === null || value === undefined) return true;
+    if (sub.size === 0 || typeof value !== 'object' || value instanceof Error) continue;
+    const items: unknown[] = Array.isArray(value) ? value : [value];
+    for (const item of items) {
+      if (item === null || item === undefined) return true;
+      if (typeof item === 'object' && !(item instanceof Error) && lacksFields(item as Data, sub)) return true;
+    }
+  }
   return false;
 }
 

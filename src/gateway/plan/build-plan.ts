@@ -20,23 +20,27 @@ const NONE: ReadonlySet<string> = new Set();
  * addPlannedField), with the choice of a look-up's subgraph and key in entity-paths.ts; ordering and
  * batching (6) in batch-fetches.ts; documents (5) and their validation (7) in emit-documents.ts.
  *
- * 1. Root fields are grouped by the subgraph that resolves them (preferring one already chosen).
+ * 1. Root fields are grouped by the subgraph that resolves them. Of several, the one that answers the
+ *    client's whole selection below the field by itself (counting what it `@provides`) comes first,
+ *    then one already chosen, then one leaving fewer fields to look-ups (entity-paths.ts, preference).
  *    Mutation fields run one after another (GraphQL spec 6.2.2): each gets its own root fetch,
  *    which waits for every step of the field before it. Introspection fields (`__schema`,
  *    `__type`, `__typename`) are answered by the router from the API schema.
  * 2. Each field stays in the subgraph of its parent while that subgraph can resolve it (its own
  *    field, a key field, or one a parent field `@provides`), and has no `@requires` there.
  * 3. Otherwise the field moves to an entity step at the same position in a subgraph that resolves
- *    it, by a key the current subgraph can return; when none can be returned directly, the key's
- *    fields are themselves planned as fields (a hop through a subgraph that knows both keys).
+ *    it (ranked as in 1), by a key the current subgraph can return; when none can be returned
+ *    directly, the key's fields are themselves planned as fields (a hop through a subgraph that
+ *    knows both keys).
  *    The key fields and `__typename` are added to the parent step for the representations.
  * 4. A field with `@requires` gets its required fields planned at the same position first (they may
  *    come from other steps), and its entity step depends on every step that provides them. When
  *    the step of that subgraph at that position is itself needed to provide them (two subgraphs
  *    requiring fields of each other), a second step at the same position follows it.
  * 5. Every step gets its document once: nothing about a plan is computed per request. An abstract
- *    position gets a type condition for each possible type in the subgraph's own schema, and a
- *    field whose type in that subgraph differs from the supergraph's is aliased. The client's
+ *    position gets a type condition for each possible type in the subgraph's own schema (below a
+ *    union field several subgraphs could answer, only the members all of them have: fieldScope),
+ *    and a field whose type in that subgraph differs from the supergraph's is aliased. The client's
  *    executable directives other than `@skip`/`@include` go with the fields they stand on (a
  *    fragment's with each of its fields), the operation's to each fetch whose operation type they
  *    may stand on; the plan's own names (representations variables) never take a client's. The steps the

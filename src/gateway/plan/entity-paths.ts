@@ -1,9 +1,11 @@
 // Where an entity look-up can go: which subgraph serves a field at a position, and by which key the current subgraph can reach it (3, 8).
 import {
   getNamedType,
+  isAbstractType,
   isCompositeType,
   isInterfaceType,
   isObjectType,
+  isUnionType,
   type GraphQLCompositeType,
   type GraphQLInterfaceType,
   type GraphQLObjectType,
@@ -28,6 +30,52 @@ export interface Target {
 
 /** How deep a key may be reached through other subgraphs' keys (3 is more hops than real graphs use). */
 const MAX_KEY_HOPS = 3;
+
+/**
+ * The subgraphs that could answer the objects at a position, and, below a union field, the members
+ * every one of them has there (undefined: no narrowing). The root's scope is every subgraph.
+ */
+export interface Scope {
+  readonly graphs: ReadonlySet<string>;
+  readonly members?: ReadonlySet<string>;
+}
+
+/**
+ * The scope of a field's objects, planned in `graph` at a position of scope `parent`.
+ * 1. Besides `graph`, any subgraph that resolves the field could answer it when it reaches the
+ *    parent objects: it is in the parent's scope, or the parent is an entity it resolves by a key
+ *    `graph` can obtain. A value type is reached only along its own path, so below a shareable
+ *    value type that one subgraph returns, that subgraph alone answers.
+ * 2. At a union field answered by several, the answer must not depend on which of them the plan
+ *    asks: only the members all of them have there are planned. An object of another member keeps
+ *    its `__typename` and nothing else, its fields null (graphql-hive's federation audit,
+ *    partial-union and partial-union-complex; Hive Router narrows partial unions the same way).
+ */
+export function fieldScope(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, parent: Scope, provided: FieldSetTree | undefined): Scope {
+  const graphs = new Set<string>([graph]);
+  for (const candidate of ctx.model.resolversOf(type.name, fieldName, ctx.labels)) {
+    if (graphs.has(candidate)) continue;
+    if (parent.graphs.has(candidate) || ctx.model.keysIn(type.name, candidate).some((key) => canObtain(ctx, type, ctx.model.fieldSet(key), graph, provided, MAX_KEY_HOPS))) graphs.add(candidate);
+  }
+  if (graphs.size === 1 || !isUnionType(getNamedType(type.getFields()[fieldName].type))) return { graphs };
+  let members: Set<string> | undefined;
+  for (const candidate of graphs) {
+    const own = localMembers(ctx, type.name, fieldName, candidate);
+    members = members ? new Set([...members].filter((member) => own.has(member))) : own;
+  }
+  return { graphs, members };
+}
+
+/** The object types a subgraph can return at a field, by its own schema: the field's type, or its possible types. */
+function localMembers(ctx: PlanContext, typeName: string, fieldName: string, graph: string): Set<string> {
+  const schema = ctx.model.subgraphSchema(graph);
+  const local = schema.getType(typeName);
+  const field = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[fieldName] : undefined;
+  if (!field) return new Set();
+  const named = getNamedType(field.type);
+  if (isAbstractType(named)) return new Set(schema.getPossibleTypes(named).map((t) => t.name));
+  return isObjectType(named) ? new Set([named.name]) : new Set();
+}
 
 /** A subgraph with the real interface that resolves it by a key the interface object's subgraph can return. */
 export function typeResolver(ctx: PlanContext, iface: GraphQLInterfaceType, graph: string, provided: FieldSetTree | undefined): { graph: string; key: string } {
@@ -59,12 +107,15 @@ export function chooseTarget(
   fieldName: string,
   graph: string,
   provided: FieldSetTree | undefined,
-  /** Whether `graph` already has an entity step at this position: such a subgraph is preferred. */
+  /** Whether `graph` already has an entity step at this position: such a subgraph is preferred (fewer calls). */
   hasEntityStep: (graph: string) => boolean,
+  /** How many fields below the field `graph` would leave to further look-ups (see `preference`). */
+  missingBelow: (graph: string) => number = () => 0,
 ): Target {
   // A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
   const candidates = ctx.model.resolversOf(type.name, fieldName, ctx.labels).filter((g) => g !== graph || ctx.model.requiresOf(type.name, fieldName, g) !== undefined);
-  candidates.sort((a, b) => Number(hasEntityStep(b)) - Number(hasEntityStep(a)));
+  const rank = new Map(candidates.map((g) => [g, candidates.length > 1 ? preference(missingBelow(g), hasEntityStep(g)) : 0]));
+  candidates.sort((a, b) => rank.get(a)! - rank.get(b)!);
   for (const candidate of candidates) {
     for (const key of ctx.model.keysIn(type.name, candidate)) {
       if (canReturn(ctx, type, ctx.model.fieldSet(key), graph, provided)) return { graph: candidate, key };
@@ -88,6 +139,16 @@ export function chooseTarget(
     }
   }
   throw new PlanUnsupported(`no entity path from ${graph} to ${type.name}.${fieldName}`);
+}
+
+/**
+ * How a subgraph that resolves a field ranks among others that do (lower first), from how many
+ * fields of the client's selection below the field it leaves to look-ups after it, and whether it
+ * is `preferred` (already asked there, so no further call): one that leaves none saves a sequential
+ * step, so it comes first; then a preferred one saves a call; then fewer fields left over.
+ */
+export function preference(missing: number, preferred: boolean): number {
+  return (missing > 0 ? 2 : 0) * 1e6 + (preferred ? 0 : 1e6) + Math.min(missing, 1e6 - 1);
 }
 
 /** Whether `graph` can return every field of the set on objects of `type` by itself. */

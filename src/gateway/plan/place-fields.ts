@@ -16,10 +16,10 @@ import {
 } from 'graphql';
 import type { FieldGroups, Guards, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
-import { chooseTarget, compositeTypeOf, subgraphKey, typeResolver } from './entity-paths.js';
+import { chooseTarget, compositeTypeOf, fieldScope, preference, subgraphKey, typeResolver, type Scope } from './entity-paths.js';
 import type { PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree, sameArguments } from './selection-tree.js';
-import { PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+import { PROVIDED_ON, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
 /** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
 const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
@@ -156,6 +156,8 @@ export class Planner {
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
     const fields = collectFields(this.schema, this.analysis, rootType, [selectionSet]);
     const roots = new Map<string, PlanStep>();
+    // Every subgraph starts at the root.
+    const scope: Scope = { graphs: new Set(this.model.subgraphName.keys()) };
     let previous: PlanStep[] = [];
     for (const [key, nodes] of fields) {
       const name = nodes[0].name.value;
@@ -168,19 +170,66 @@ export class Planner {
       let step: PlanStep | undefined;
       if (serial) {
         const first = this.steps.length;
-        step = this.newStep(graphs[0], [], undefined);
+        step = this.newStep(this.chooseRootGraph(rootType, name, nodes, graphs), [], undefined);
         this.mutationRoots.add(step);
         for (const before of previous) step.dependsOn.add(before);
-        this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set());
+        this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set(), scope);
         // 1. The next mutation field waits for everything this one needs, its entity steps included.
         previous = this.steps.slice(first);
         continue;
       }
-      const graph = graphs.find((g) => roots.has(g)) ?? graphs[0];
+      const graph = this.chooseRootGraph(rootType, name, nodes, graphs, (g) => roots.has(g));
       step = roots.get(graph);
       if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
-      this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set());
+      this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), scope);
     }
+  }
+
+  /**
+   * Of the subgraphs that resolve a root field, the one that ranks first by `preference` (one that
+   * answers the client's whole selection below it by itself, counting what it `@provides`, then one
+   * already asked, then one leaving fewer fields to look-ups), else the first in supergraph order.
+   */
+  chooseRootGraph(type: GraphQLObjectType, name: string, nodes: readonly FieldNode[], graphs: readonly string[], preferred: (graph: string) => boolean = () => false): string {
+    if (graphs.length === 1) return graphs[0];
+    let best = graphs[0];
+    let bestRank = Infinity;
+    for (const graph of graphs) {
+      const rank = preference(this.missingBelow(type, name, graph, nodes, undefined), preferred(graph));
+      if (rank < bestRank) [best, bestRank] = [graph, rank];
+    }
+    return best;
+  }
+
+  /**
+   * How many fields of the client's selection below `type.name` a subgraph resolving that field
+   * cannot answer along its own answer (what it `@provides` there counts as answered): each needs a
+   * look-up after it. Denials and `@skip`/`@include` are not weighed: this only ranks subgraphs.
+   */
+  missingBelow(type: GraphQLObjectType | GraphQLInterfaceType, name: string, graph: string, nodes: readonly FieldNode[], provided: FieldSetTree | undefined): number {
+    if (!compositeTypeOf(type, name)) return 0;
+    const own = this.model.providesOf(type.name, name, graph);
+    const below = provided?.get(name) ?? (own ? this.model.providedFields(own) : undefined);
+    // The types the subgraph's own schema can return there.
+    const schema = this.model.subgraphSchema(graph);
+    const local = schema.getType(type.name);
+    const localField = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[name] : undefined;
+    if (!localField) return 0;
+    const localType = getNamedType(localField.type);
+    const possible = isAbstractType(localType) ? schema.getPossibleTypes(localType) : isObjectType(localType) ? [localType] : [];
+    let missing = 0;
+    for (const { name: typeName } of possible) {
+      const objectType = this.schema.getType(typeName);
+      if (!objectType || !isObjectType(objectType)) continue;
+      const typed = this.providedOn(below, objectType);
+      for (const [, fieldNodes] of collectFields(this.schema, this.analysis, objectType, subSelections(nodes))) {
+        const field = fieldNodes[0].name.value;
+        if (field.startsWith('__')) continue;
+        if (typed?.has(field) || (this.model.canResolve(typeName, field, graph, this.labels) && !this.model.requiresOf(typeName, field, graph))) missing += this.missingBelow(objectType, field, graph, fieldNodes, typed);
+        else missing += 1;
+      }
+    }
+    return missing;
   }
 
   newStep(graph: string, path: readonly string[], entityType: string | undefined): PlanStep {
@@ -192,7 +241,7 @@ export class Planner {
       entityType,
       selection: emptyTree(),
       representation: new Map(),
-      keyFields: new Set(),
+      keyFields: new Map(),
       dependsOn: new Set(),
     };
     this.steps.push(step);
@@ -227,17 +276,24 @@ export class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
+    /** The subgraphs that could answer here, and the union members they all have (see fieldScope). */
+    scope: Scope,
     /** Response keys another step serves at this position (8). */
     skip?: ReadonlySet<string>,
   ): void {
     if (isObjectType(parentType)) {
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, provided, touched);
+      // A subgraph whose field has this one member, where another that could answer has not: only the type name.
+      if (scope.members && !scope.members.has(parentType.name)) {
+        touched.add(step);
+        return;
+      }
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, this.providedOn(provided, parentType), touched, scope);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) {
-      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched);
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, this.providedOn(provided, parentType as GraphQLInterfaceType), touched, scope);
       return;
     }
     addLeaf(at, TYPENAME);
@@ -246,13 +302,30 @@ export class Planner {
     if (!local || !isAbstractType(local)) throw new PlanUnsupported(`${parentType.name} is not abstract in ${graph}`);
     for (const possibleInGraph of this.model.subgraphSchema(graph).getPossibleTypes(local)) {
       const possible = this.schema.getType(possibleInGraph.name);
-      if (!possible || !isObjectType(possible)) continue;
+      if (!possible || !isObjectType(possible) || (scope.members && !scope.members.has(possible.name))) continue;
       const fields = without(collectFields(this.schema, this.analysis, possible, selectionSets), skip);
       if (fields.size === 0) continue;
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
-      this.planObjectFields(possible, fields, graph, step, fragment, path, provided, touched);
+      this.planObjectFields(possible, fields, graph, step, fragment, path, this.providedOn(provided, possible), touched, scope);
     }
+  }
+
+  /**
+   * What a `@provides` tree provides on objects of `type`: its fields outside fragments, and those of
+   * its fragments on the type or on an abstract type the type belongs to (a fragment's fields are
+   * provided for its type alone: `... on Book { title }` says nothing of a Movie's title).
+   */
+  providedOn(provided: FieldSetTree | undefined, type: GraphQLObjectType | GraphQLInterfaceType): FieldSetTree | undefined {
+    if (!provided || ![...provided.keys()].some((key) => key.startsWith(PROVIDED_ON))) return provided;
+    const narrowed: FieldSetTree = new Map();
+    for (const [key, sub] of provided) if (!key.startsWith(PROVIDED_ON)) mergeTree(narrowed, copyTree(sub, key));
+    for (const [key, sub] of provided) {
+      if (!key.startsWith(PROVIDED_ON)) continue;
+      const condition = this.schema.getType(key.slice(PROVIDED_ON.length));
+      if (condition === type || (condition && isAbstractType(condition) && isObjectType(type) && this.schema.isSubType(condition, type))) mergeTree(narrowed, copyTree(sub));
+    }
+    return narrowed;
   }
 
   /**
@@ -271,6 +344,7 @@ export class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
+    scope: Scope,
   ): void {
     touched.add(step);
     addLeaf(at, TYPENAME);
@@ -284,24 +358,24 @@ export class Planner {
         else own.set(key, [...nodes]);
       }
     }
-    this.planObjectFields(iface, own, graph, step, at, path, provided, touched);
+    this.planObjectFields(iface, own, graph, step, at, path, provided, touched, scope);
     const resolver = typeResolver(this, iface, graph, provided);
     const providers = new Set<PlanStep>([step]);
-    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers));
+    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers, scope));
     const resolution = this.entityStep(resolver.graph, path, iface.name, providers);
     resolution.lookupType = iface.name;
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
     this.addKey(resolution, resolver.key);
-    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()));
+    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, scope, new Set(own.keys()));
   }
 
-  /** The key's fields go into the step's representations, and mark an object with a null one as no entity. */
+  /** The key's fields go into the step's representations, and mark an object with a null or missing one as no entity. */
   addKey(step: PlanStep, key: string): void {
     const tree = this.model.fieldSet(key);
     mergeTree(step.representation, tree);
-    for (const field of tree.keys()) step.keyFields.add(field);
+    mergeTree(step.keyFields, tree);
   }
 
   planObjectFields(
@@ -313,6 +387,8 @@ export class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
+    /** The scope of this position: its fields' scopes follow from it. */
+    scope: Scope,
   ): void {
     const remote: [string, readonly FieldNode[]][] = [];
     this.recordClientKeys(path, type.name, fields);
@@ -336,13 +412,14 @@ export class Planner {
       const planned = this.addPlannedField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, key), path, type.name, this.includedOf(nodes));
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
-        const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
-        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched);
+        const childProvided = provided?.get(name) ?? (own ? this.model.providedFields(own) : undefined);
+        const childScope = fieldScope(this, type, name, graph, scope, provided);
+        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched, childScope);
       }
     }
     for (const [key, nodes] of remote) {
       const name = nodes[0].name.value;
-      const target = chooseTarget(this, type, name, graph, provided, (g) => this.hasEntityStep(g, path, type.name));
+      const target = chooseTarget(this, type, name, graph, provided, (g) => this.hasEntityStep(g, path, type.name), (g) => this.missingBelow(type, name, g, nodes, undefined));
       // 3. The key and the type name travel in the representation; 4. so do required fields,
       // wherever they come from. Every step that provides one comes before the entity step.
       const providers = new Set<PlanStep>([step]);
@@ -351,8 +428,8 @@ export class Planner {
       const requires = this.model.requiresOf(ownerType, name, target.graph);
       const included = this.includedOf(nodes);
       this.internal(() => {
-        this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers);
-        if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers);
+        this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers, scope);
+        if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers, scope);
       }, included);
       const child = this.entityStep(target.graph, path, type.name, providers);
       if (target.lookupType) child.lookupType = target.lookupType;
@@ -364,7 +441,8 @@ export class Planner {
       const planned = this.addPlannedField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, key), path, type.name, included);
       if (returnType) {
         const own = this.model.providesOf(ownerType, name, target.graph);
-        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
+        const childScope = fieldScope(this, type, name, target.graph, scope, undefined);
+        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.providedFields(own) : undefined, touched, childScope);
       }
     }
   }
@@ -385,6 +463,12 @@ export class Planner {
     addLeaf(planned.selection!, TYPENAME);
     return narrowed;
   }
+}
+
+/** A deep copy of a field set tree (under one field name, when given), so merging into it leaves the original alone. */
+function copyTree(tree: FieldSetTree, name?: string): FieldSetTree {
+  const copy: FieldSetTree = new Map([...tree].map(([key, sub]) => [key, copyTree(sub)]));
+  return name === undefined ? copy : new Map([[name, copy]]);
 }
 
 /** A position of objects in the answer: the response keys to it and the objects' type. */

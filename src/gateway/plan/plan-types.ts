@@ -62,8 +62,8 @@ export interface FetchStep {
   readonly selection: SelectionTree;
   /** Fields each representation carries (keys and `@requires` fields); entity steps only. */
   readonly representation: FieldSetTree;
-  /** The key fields among them: an object whose key field is null is not an entity and is not looked up. */
-  readonly keyFields: ReadonlySet<string>;
+  /** The key fields among them: an object whose key field is null or missing is not an entity and is not looked up. */
+  readonly keyFields: FieldSetTree;
   /** Fields of the representation that the objects carry under a private key, by field name (10). */
   readonly responseKeys?: ReadonlyMap<string, string>;
   /** Steps whose answers this step needs first: the one that found its objects, and those providing `@requires` fields. */
@@ -125,7 +125,7 @@ export interface PlanStep {
   resolvesType?: boolean;
   readonly selection: SelectionTree;
   readonly representation: FieldSetTree;
-  readonly keyFields: Set<string>;
+  readonly keyFields: FieldSetTree;
   responseKeys?: ReadonlyMap<string, string>;
   readonly dependsOn: Set<PlanStep>;
 }

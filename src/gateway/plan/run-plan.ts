@@ -6,7 +6,7 @@ import { includedByConditions } from '../../request/included-by-conditions.js';
 import type { Fetch, FetchStep, PlannedField, QueryPlan, SelectionTree } from './build-plan.js';
 import type { FieldSetTree } from './supergraph-model.js';
 import { parsePart, UNREADABLE, type RequestSections, type SectionRead, type UsablePart } from './section-cache.js';
-import { collectObjects, hasNullKey, mergeInto, representationOf } from './answer-tree.js';
+import { collectObjects, lacksKey, mergeInto, representationOf } from './answer-tree.js';
 import { isUnanswered, type GraphQLFormattedErrorLike } from '../../errors/unanswered.js';
 
 type Data = Record<string, unknown>;
@@ -23,7 +23,8 @@ export interface PlanRun {
  *    in parallel, and an entity step waits only for the steps that find its objects or provide its
  *    `@requires` fields.
  * 2. An entity step walks the merged tree along its path (through list items), keeps the objects of
- *    its type, and sends one representation per distinct entity (keys and required fields).
+ *    its type, and sends one representation per distinct entity (keys and required fields). An
+ *    object whose key is null or missing (a hop found no entity for it) is no entity: not sent.
  * 3. Answers are merged into the objects they extend. A failed field gets its error object in place
  *    of a value: the projection over the tree (graphql-js execution) then reports it at the field's
  *    own client path, and nulls propagate by the schema's nullability (GraphQL spec 6.4.4).
@@ -179,8 +180,8 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     const targets: Data[] = [];
     const identity = identityOf(step.representation);
     for (const target of found) {
-      // An object whose key is null is no entity (nothing to look up): its fields stay null.
-      if (hasNullKey(target, step)) continue;
+      // An object whose key is null or missing is no entity (nothing to look up): its fields stay null.
+      if (lacksKey(target, step)) continue;
       const representation = representationOf(target, step.representation, step.lookupType ?? step.entityType!, step.responseKeys);
       if (representation instanceof GraphQLError) {
         markFields(target, step, representation);

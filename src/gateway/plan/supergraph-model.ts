@@ -234,20 +234,39 @@ export class SupergraphModel {
   fieldSet(fields: string): FieldSetTree {
     return treeOf(this.fieldSetSelection(fields));
   }
+
+  /**
+   * A `@provides` field set as a tree: the fields of an inline fragment are provided on objects of
+   * its type only, so they stay under a `... on Type` entry (see `providedOn`), never a field's name.
+   */
+  providedFields(fields: string): FieldSetTree {
+    return treeOf(this.fieldSetSelection(fields), true);
+  }
 }
 
-function treeOf(selectionSet: SelectionSetNode): FieldSetTree {
+/** The prefix of a `@provides` tree entry that holds an inline fragment's fields: `... on Book`. */
+export const PROVIDED_ON = '... on ';
+
+function treeOf(selectionSet: SelectionSetNode, keepFragments = false): FieldSetTree {
   const tree: FieldSetTree = new Map();
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
-      const sub = selection.selectionSet ? treeOf(selection.selectionSet) : new Map();
+      const sub = selection.selectionSet ? treeOf(selection.selectionSet, keepFragments) : new Map();
       const existing = tree.get(selection.name.value);
       if (existing) for (const [k, v] of sub) existing.set(k, v);
       else tree.set(selection.name.value, sub);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      if (keepFragments && selection.typeCondition) {
+        const key = PROVIDED_ON + selection.typeCondition.name.value;
+        const existing = tree.get(key);
+        const sub = treeOf(selection.selectionSet, true);
+        if (existing) for (const [k, v] of sub) existing.set(k, v);
+        else tree.set(key, sub);
+        continue;
+      }
       // A type condition needs the object's type name beside its fields (required fields of abstract type).
       if (selection.typeCondition) tree.set('__typename', new Map());
-      for (const [k, v] of treeOf(selection.selectionSet)) tree.set(k, v);
+      for (const [k, v] of treeOf(selection.selectionSet, keepFragments)) tree.set(k, v);
     }
   }
   return tree;
