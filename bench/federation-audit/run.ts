@@ -21,7 +21,8 @@ const USAGE = `Usage: npm run federation-audit -- --audit-dir DIR [options]
   --gateway NAME    switchyard (default) or hive-gateway (bench/peers' install), for comparing call counts
   --punish          PUNISH_FOR_POOR_PLANS=1: the suite's subgraphs fail calls a good plan would not make
   --verbose         print each failing query with what was expected and what came back
-  --json FILE       write every query's outcome and subgraph calls to FILE`;
+  --json FILE       write every query's outcome and subgraph calls to FILE
+  --markdown FILE   write the score as a Markdown table (suite, passed, total, subgraph calls) to FILE`;
 
 /** One query of a suite: what the suite expects (`errors` true/false when it pins them, absent when it does not care). */
 interface AuditTest {
@@ -67,6 +68,7 @@ async function main(): Promise<number> {
       punish: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
       json: { type: 'string' },
+      markdown: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -129,7 +131,19 @@ async function main(): Promise<number> {
   const passed = outcomes.filter((o) => o.passed).length;
   console.log(`\n${values.gateway}${values.punish ? ' (PUNISH_FOR_POOR_PLANS=1)' : ''}: ${passed} of ${outcomes.length} queries, ${passedSuites} of ${suites.size} suites; subgraph calls ${outcomes.reduce((n, o) => n + o.calls, 0)}`);
   if (values.json) await writeFile(values.json, JSON.stringify(outcomes, null, 2));
+  if (values.markdown) await writeFile(values.markdown, markdownTable(outcomes));
   return 0;
+}
+
+/** The table the field publishes: one row per suite, and the totals. */
+function markdownTable(outcomes: readonly QueryOutcome[]): string {
+  const rows = ['| suite | passed | total | subgraph calls |', '|---|---:|---:|---:|'];
+  for (const suite of [...new Set(outcomes.map((o) => o.suite))]) {
+    const mine = outcomes.filter((o) => o.suite === suite);
+    rows.push(`| ${suite} | ${mine.filter((o) => o.passed).length} | ${mine.length} | ${mine.reduce((n, o) => n + o.calls, 0)} |`);
+  }
+  rows.push(`| **all** | **${outcomes.filter((o) => o.passed).length}** | **${outcomes.length}** | **${outcomes.reduce((n, o) => n + o.calls, 0)}** |`);
+  return `${rows.join('\n')}\n`;
 }
 
 /** The suite's own server (subgraphs, supergraphs and tests), from its checkout, with its own tsx. */
