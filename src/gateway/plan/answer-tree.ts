@@ -1,53 +1,57 @@
 // The merged answer tree of a plan run: finding the objects a step extends, their representations, and merging answers into them.
 import { GraphQLError } from 'graphql';
-import type { FieldSetTree } from './supergraph-model.js';
-import type { FetchStep } from './plan-types.js';
+import type { FetchStep, RepresentationTree } from './plan-types.js';
 
 type Data = Record<string, unknown>;
 
-/** Objects of `typeName` found along `path` (list items walked through), each once; `untyped` admits objects without `__typename` (at an object-typed position). */
-export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false): void {
+/**
+ * Objects of `typeName` (or of one of `otherTypes`) found along `path` (list items walked through),
+ * each once; `untyped` admits objects without `__typename` (at an object-typed position).
+ */
+export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false, otherTypes?: ReadonlySet<string>): void {
   if (value === null || value === undefined || value instanceof Error || typeof value !== 'object') return;
   if (Array.isArray(value)) {
-    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped);
+    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped, otherTypes);
     return;
   }
   const object = value as Data;
   if (depth === path.length) {
-    if (object.__typename === typeName || (untyped && object.__typename === undefined)) into.add(object);
+    const type = object.__typename;
+    if (type === typeName || (untyped && type === undefined) || (otherTypes !== undefined && otherTypes.has(type as string))) into.add(object);
     return;
   }
-  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped);
+  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped, otherTypes);
 }
 
 export function hasNullKey(object: Data, step: FetchStep): boolean {
-  for (const field of step.keyFields) if (object[step.responseKeys?.get(field) ?? field] === null) return true;
+  for (const field of step.keyFields) if (object[step.representation.get(field)?.key ?? field] === null) return true;
   return false;
 }
 
 /**
- * The representation of an object: `__typename` and the fields of `tree`. A field that failed
- * (its error object stands in the tree) makes the entity unrepresentable: that error is returned.
+ * The representation of an object: `__typename` and the fields of `tree`, each under its name (read
+ * from the response key the plan fetched it under). A field that failed (its error object stands in
+ * the tree) makes the entity unrepresentable: that error is returned.
  */
-export function representationOf(object: Data, tree: FieldSetTree, typeName: string, responseKeys: ReadonlyMap<string, string> | undefined): Data | GraphQLError {
+export function representationOf(object: Data, tree: RepresentationTree, typeName: string): Data | GraphQLError {
   const representation: Data = { __typename: typeName };
-  return projectFields(object, tree, representation, responseKeys) ?? representation;
+  return projectFields(object, tree, representation) ?? representation;
 }
 
-/** Copies the fields of `tree` from `object` into `into` (read under `responseKeys` where the plan put them elsewhere); returns the error object of a failed one instead. */
-function projectFields(object: Data, tree: FieldSetTree, into: Data, responseKeys?: ReadonlyMap<string, string>): GraphQLError | undefined {
-  for (const [name, sub] of tree) {
-    const key = responseKeys?.get(name) ?? name;
-    if (object[key] === undefined) continue;
-    const value = projectValue(object[key], sub);
-    if (value instanceof GraphQLError) return value;
-    into[name] = value;
+/** Copies the fields of `tree` from `object` into `into`, by name; returns the error object of a failed one instead. */
+function projectFields(object: Data, tree: RepresentationTree, into: Data): GraphQLError | undefined {
+  for (const [name, field] of tree) {
+    const value = object[field.key];
+    if (value === undefined) continue;
+    const projected = projectValue(value, field.fields);
+    if (projected instanceof GraphQLError) return projected;
+    into[name] = projected;
   }
   return undefined;
 }
 
 /** A field's value cut down to `tree` (lists item by item, at any depth), or the error object standing in it. */
-function projectValue(value: unknown, tree: FieldSetTree): unknown {
+function projectValue(value: unknown, tree: RepresentationTree): unknown {
   if (value instanceof GraphQLError || value === null || typeof value !== 'object' || tree.size === 0) return value;
   if (Array.isArray(value)) {
     const items: unknown[] = [];

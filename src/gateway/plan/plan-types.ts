@@ -1,6 +1,5 @@
 // The shapes of a query plan: what the planner hands the runner (final once the plan is made), and the draft steps it plans with.
 import type { ArgumentNode, DirectiveNode, DocumentNode } from 'graphql';
-import type { FieldSetTree } from './supergraph-model.js';
 
 /**
  * What one fetch asks for at one position: fields by response key, and fragments by type condition.
@@ -28,6 +27,22 @@ export interface PlannedField {
 }
 
 /**
+ * What each representation of an entity step carries, by field name (what the subgraph's resolver
+ * reads, GraphQL arguments set by the key or `@requires` field set): for each field, the response key
+ * the plan fetched it under in the merged objects (its name, or a private key where that name holds
+ * another field at that path, 10) and the fields it carries below.
+ */
+export type RepresentationTree = ReadonlyMap<string, RepresentationField>;
+
+export interface RepresentationField {
+  readonly key: string;
+  readonly fields: RepresentationTree;
+}
+
+/** A representation tree while the planner merges field sets into it. */
+export type RepresentationDraft = Map<string, { readonly key: string; readonly fields: RepresentationDraft }>;
+
+/**
  * One request to one subgraph: a root fetch, or an `_entities` look-up of the objects found at `path`.
  * Built (and frozen) when its fetch's document is emitted, so every value the runner reads was
  * final when the plan was made.
@@ -52,12 +67,16 @@ export interface FetchStep {
   readonly resolvesType?: boolean;
   /** The root selection, or what goes inside `... on EntityType`. */
   readonly selection: SelectionTree;
-  /** Fields each representation carries (keys and `@requires` fields); entity steps only. */
-  readonly representation: FieldSetTree;
+  /**
+   * For a step at a position of an `@interfaceObject`'s objects: the type names of the objects it
+   * extends, the interface's and each implementation's (a look-up that tells the concrete type may
+   * have set it before this step runs). Absent: `entityType` alone.
+   */
+  readonly objectTypes?: ReadonlySet<string>;
+  /** Fields each representation carries (keys and `@requires` fields), and where the objects hold them; entity steps only. */
+  readonly representation: RepresentationTree;
   /** The key fields among them: an object whose key field is null is not an entity and is not looked up. */
   readonly keyFields: ReadonlySet<string>;
-  /** Fields of the representation that the objects carry under a private key, by field name (10). */
-  readonly responseKeys?: ReadonlyMap<string, string>;
   /** Steps whose answers this step needs first: the one that found its objects, and those providing `@requires` fields. */
   readonly dependsOn: ReadonlySet<FetchStep>;
   /** For an entity step in a batched fetch: the alias of its `_entities` field (`_0`, ...); absent when it is the fetch's only step. */
@@ -115,9 +134,9 @@ export interface PlanStep {
   readonly entityType?: string;
   lookupType?: string;
   resolvesType?: boolean;
+  objectTypes?: ReadonlySet<string>;
   readonly selection: SelectionTree;
-  readonly representation: FieldSetTree;
+  readonly representation: RepresentationDraft;
   readonly keyFields: Set<string>;
-  responseKeys?: ReadonlyMap<string, string>;
   readonly dependsOn: Set<PlanStep>;
 }

@@ -1,7 +1,7 @@
-// The planned selection trees: adding fields and leaves at a response key, merging field sets, comparing arguments and conditions.
+// The planned selection trees: adding fields and leaves at a response key, comparing arguments and conditions.
 import { print, type ArgumentNode, type DirectiveNode, type FieldNode } from 'graphql';
 import type { PlannedField, SelectionTree } from './plan-types.js';
-import { PlanUnsupported, type FieldSetTree } from './supergraph-model.js';
+import { PlanUnsupported } from './supergraph-model.js';
 
 export const TYPENAME = '__typename';
 
@@ -50,12 +50,4 @@ export function sameArguments(a: readonly ArgumentNode[], b: readonly ArgumentNo
   if (a === b) return true;
   if (a.length !== b.length) return false;
   return a.every((argument, i) => argument.name.value === b[i].name.value && print(argument.value) === print(b[i].value));
-}
-
-export function mergeTree(into: FieldSetTree, from: FieldSetTree): void {
-  for (const [name, sub] of from) {
-    const existing = into.get(name);
-    if (existing) mergeTree(existing, sub);
-    else into.set(name, new Map(sub));
-  }
 }
