@@ -1,73 +1,80 @@
 // The merged answer tree of a plan run: finding the objects a step extends, their representations, and merging answers into them.
 import { GraphQLError } from 'graphql';
+import type { FetchStep, RepresentationTree } from './plan-types.js';
 import type { FieldSetTree } from './supergraph-model.js';
-import type { FetchStep } from './plan-types.js';
 
 type Data = Record<string, unknown>;
 
-/** Objects of `typeName` found along `path` (list items walked through), each once; `untyped` admits objects without `__typename` (at an object-typed position). */
-export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false): void {
+/**
+ * Objects of `typeName` (or of one of `otherTypes`) found along `path` (list items walked through),
+ * each once; `untyped` admits objects without `__typename` (at an object-typed position).
+ */
+export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false, otherTypes?: ReadonlySet<string>): void {
   if (value === null || value === undefined || value instanceof Error || typeof value !== 'object') return;
   if (Array.isArray(value)) {
-    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped);
+    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped, otherTypes);
     return;
   }
   const object = value as Data;
   if (depth === path.length) {
-    if (object.__typename === typeName || (untyped && object.__typename === undefined)) into.add(object);
+    const type = object.__typename;
+    if (type === typeName || (untyped && type === undefined) || (otherTypes !== undefined && otherTypes.has(type as string))) into.add(object);
     return;
   }
-  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped);
+  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped, otherTypes);
 }
 
 /**
  * Whether the object is no entity, so nothing looks it up and the step's fields stay null without an
  * error: a field of its key is null, or missing because the step that was to find it (a hop through
  * another subgraph's key) found no entity there. A failed key field (its error object) is not this:
- * representationOf reports it. Nested key fields are read inside their objects and list items.
+ * representationOf reports it. Key fields are read from where the plan fetched them, inside their
+ * objects and list items.
  */
 export function lacksKey(object: Data, step: FetchStep): boolean {
-  return lacksFields(object, step.keyFields, step.responseKeys);
+  return lacksFields(object, step.keyFields, step.representation);
 }
 
-function lacksFields(object: Data, tree: FieldSetTree, responseKeys?: ReadonlyMap<string, string>): boolean {
+function lacksFields(object: Data, tree: FieldSetTree, where: RepresentationTree | undefined): boolean {
   for (const [name, sub] of tree) {
     if (name === '__typename') continue;
-    const value = object[responseKeys?.get(name) ?? name];
+    const field = where?.get(name);
+    const value = object[field?.key ?? name];
     if (value === null || value === undefined) return true;
     if (sub.size === 0 || typeof value !== 'object' || value instanceof Error) continue;
     const items: unknown[] = Array.isArray(value) ? value : [value];
     for (const item of items) {
       if (item === null || item === undefined) return true;
-      if (typeof item === 'object' && !(item instanceof Error) && lacksFields(item as Data, sub)) return true;
+      if (typeof item === 'object' && !(item instanceof Error) && lacksFields(item as Data, sub, field?.fields)) return true;
     }
   }
   return false;
 }
 
 /**
- * The representation of an object: `__typename` and the fields of `tree`. A field that failed
- * (its error object stands in the tree) makes the entity unrepresentable: that error is returned.
+ * The representation of an object: `__typename` and the fields of `tree`, each under its name (read
+ * from the response key the plan fetched it under). A field that failed (its error object stands in
+ * the tree) makes the entity unrepresentable: that error is returned.
  */
-export function representationOf(object: Data, tree: FieldSetTree, typeName: string, responseKeys: ReadonlyMap<string, string> | undefined): Data | GraphQLError {
+export function representationOf(object: Data, tree: RepresentationTree, typeName: string): Data | GraphQLError {
   const representation: Data = { __typename: typeName };
-  return projectFields(object, tree, representation, responseKeys) ?? representation;
+  return projectFields(object, tree, representation) ?? representation;
 }
 
-/** Copies the fields of `tree` from `object` into `into` (read under `responseKeys` where the plan put them elsewhere); returns the error object of a failed one instead. */
-function projectFields(object: Data, tree: FieldSetTree, into: Data, responseKeys?: ReadonlyMap<string, string>): GraphQLError | undefined {
-  for (const [name, sub] of tree) {
-    const key = responseKeys?.get(name) ?? name;
-    if (object[key] === undefined) continue;
-    const value = projectValue(object[key], sub);
-    if (value instanceof GraphQLError) return value;
-    into[name] = value;
+/** Copies the fields of `tree` from `object` into `into`, by name; returns the error object of a failed one instead. */
+function projectFields(object: Data, tree: RepresentationTree, into: Data): GraphQLError | undefined {
+  for (const [name, field] of tree) {
+    const value = object[field.key];
+    if (value === undefined) continue;
+    const projected = projectValue(value, field.fields);
+    if (projected instanceof GraphQLError) return projected;
+    into[name] = projected;
   }
   return undefined;
 }
 
 /** A field's value cut down to `tree` (lists item by item, at any depth), or the error object standing in it. */
-function projectValue(value: unknown, tree: FieldSetTree): unknown {
+function projectValue(value: unknown, tree: RepresentationTree): unknown {
   if (value instanceof GraphQLError || value === null || typeof value !== 'object' || tree.size === 0) return value;
   if (Array.isArray(value)) {
     const items: unknown[] = [];

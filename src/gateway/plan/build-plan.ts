@@ -13,12 +13,12 @@ const NONE: ReadonlySet<string> = new Set();
 
 /**
  * Plans a query or mutation operation against the supergraph (decision 007). Throws
- * PlanUnsupported for what it does not model (subscriptions, `@defer`/`@stream`, a nested key
- * field under a response key the client uses for another field);
- * the caller then executes the operation by stitching. The numbers below are referred to in the code:
- * placing fields (1 to 4, 8 to 10) is in place-fields.ts (8 in planInterfaceObject, 10 in
- * addPlannedField), with the choice of a look-up's subgraph and key in entity-paths.ts; ordering and
- * batching (6) in batch-fetches.ts; documents (5) and their validation (7) in emit-documents.ts.
+ * PlanUnsupported for what it does not model (subscriptions, `@defer`/`@stream`); the caller then
+ * executes the operation by stitching. The numbers below are referred to in the code: placing fields
+ * (1 to 4, 8 to 11) is in place-fields.ts (8 in planInterfaceObject, 10 in responseKey and
+ * entityStep, 11 in includedOf), with the choice of a look-up's subgraph and key in entity-paths.ts;
+ * ordering and batching (6) in batch-fetches.ts; documents (5) and their validation (7) in
+ * emit-documents.ts.
  *
  * 1. Root fields are grouped by the subgraph that resolves them. Of several, the one that answers the
  *    client's whole selection below the field by itself (counting what it `@provides`) comes first,
@@ -52,7 +52,12 @@ const NONE: ReadonlySet<string> = new Set();
  * 9. A plan is made per authorization decision too: a field the caller may not read is left out
  *    of every subgraph document and answered FORBIDDEN at its path, nullability deciding what
  *    else falls; keys and required fields the plan itself needs are still fetched.
- * 10. See addPlannedField (private response keys).
+ * 10. The plan's own fields (keys, required fields, at any depth) never share a response key with a
+ *     different field, the client's or the plan's: one the client's operation uses at that path for
+ *     another field, or for the same field with other arguments, goes under a private key. Each
+ *     entity step's representations read every field from the key it was fetched under and carry it
+ *     under its name (what the subgraph's resolver reads); `@requires` that need one field with
+ *     different arguments get entity steps of their own (sharing one request, 6).
  * 11. Each planned field knows when the client's `@skip`/`@include` want it (its own and its
  *    fragments' conditions, from the operation analysis), and what the plan fetches for a field (its
  *    key, its required fields) is wanted when that field is: a look-up none of whose fields is
@@ -81,7 +86,6 @@ export function buildPlan(
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
-  planner.settlePrivateKeys();
   const definitions = new Map(analysis.variableDefinitions.map((d) => [d.variable.name.value, d]));
   const fetches = batchFetches(planner.steps, definitions, planner.mutationRoots, operationDirectives);
   // 7. The safety net: a document its subgraph must reject is never sent.

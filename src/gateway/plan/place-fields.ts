@@ -1,12 +1,13 @@
 // Placing fields: which subgraph and step serves each field of the client's operation (decision 007, numbers 1 to 4 and 8 to 10 of buildPlan).
 import {
+  Kind,
   getNamedType,
   isAbstractType,
   isCompositeType,
   isInterfaceType,
   isObjectType,
+  print,
   type ArgumentNode,
-  type DirectiveNode,
   type FieldNode,
   type GraphQLCompositeType,
   type GraphQLInterfaceType,
@@ -17,23 +18,24 @@ import {
 import type { FieldGroups, Guards, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
 import { chooseTarget, compositeTypeOf, fieldScope, preference, subgraphKey, typeResolver, type Scope } from './entity-paths.js';
-import type { PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
-import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree, sameArguments } from './selection-tree.js';
+import type { PlanStep, PlannedDenial, PlannedField, RepresentationDraft, SelectionTree } from './plan-types.js';
+import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree } from './selection-tree.js';
 import { PROVIDED_ON, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
 /** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
 const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
 
-/** One operation's planning: its steps by position, the denials, private and client keys (10). Lives for one buildPlan call. */
+/** One operation's planning: its steps by position, the denials, the client's and the plan's response keys (10). Lives for one buildPlan call. */
 export class Planner {
   readonly steps: PlanStep[] = [];
   /** The root steps of mutation fields: their documents are mutations. */
   readonly mutationRoots = new Set<PlanStep>();
   readonly #byPosition = new Map<string, PlanStep[]>();
   readonly denials: PlannedDenial[] = [];
-  /** Fields the plan needs under a private key at a position (path and type), by field name (10). */
-  readonly #privateKeys = new Map<string, Map<string, string>>();
-  readonly #clientKeys = new Map<string, Map<string, FieldNode>>();
+  /** 10. The client's fields at each path, by response key: the `fieldSignature` of each field there (of any type's objects). */
+  readonly #clientKeys = new Map<string, Map<string, Set<string>>>();
+  /** 10. The plan's own fields (keys, required fields) at each path: the response key of each field signature. */
+  readonly #planKeys = new Map<string, Map<string, string>>();
   /** Above 0 while planning what the plan itself needs (keys, required fields), which no denial removes. */
   #internal = 0;
   /** While planning what the plan needs for a field: when that field is wanted (11). */
@@ -51,29 +53,33 @@ export class Planner {
   ) {}
 
   /**
-   * 10. Adds a field at a response key. The plan's own fields (keys, required fields) go under their
-   *     names; where the client put another field under that name (`id: name`), the plan's field
-   *     takes a private key instead (`__sy_id`), whichever came first, and representations read it there.
+   * 10. The response key a field is fetched under. The client's fields keep theirs. The plan's own
+   *     fields (keys, required fields) go under their names, unless the client (any selection at the
+   *     same path, of any type's objects: they may be merged into one object) or another field of the
+   *     plan puts something else there: another field (`id: name`), or the same field with other
+   *     arguments (`price(currency: "EUR")` beside a required `price(currency: "USD")`). Then the
+   *     field takes a private key (`__sy_price`, `__sy_price_2`, ...), one per field and arguments
+   *     at that path; representations read it there and carry it under its name.
    */
-  addPlannedField(
-    at: SelectionTree,
-    key: string,
-    name: string,
-    args: readonly ArgumentNode[],
-    composite: boolean,
-    directives: readonly DirectiveNode[],
-    subgraphKey: string | undefined,
-    path: readonly string[],
-    typeName: string,
-    included: readonly Guards[] | undefined,
-  ): PlannedField {
-    if (this.#internal > 0) {
-      // The client's fields at this position are known (recorded before anything is planned there),
-      // whichever step they go to: the merged object holds them all.
-      const client = this.#clientKeys.get(positionOf(path, typeName))?.get(key);
-      if (client && (client.name.value !== name || !sameArguments(client.arguments ?? [], args))) key = this.privateKey(path, typeName, name);
-    }
-    return addField(at, key, name, args, composite, directives, subgraphKey, included);
+  responseKey(path: readonly string[], key: string, name: string, args: readonly ArgumentNode[]): string {
+    if (this.#internal === 0) return key;
+    const at = pathKey(path);
+    let planned = this.#planKeys.get(at);
+    if (!planned) this.#planKeys.set(at, (planned = new Map()));
+    const signature = fieldSignature(name, args);
+    const known = planned.get(signature);
+    if (known !== undefined) return known;
+    const client = this.#clientKeys.get(at);
+    const free = (candidate: string): boolean => {
+      const held = client?.get(candidate);
+      if (held && (held.size > 1 || !held.has(signature))) return false;
+      for (const taken of planned.values()) if (taken === candidate) return false;
+      return true;
+    };
+    let chosen = name;
+    for (let n = 1; !free(chosen); n++) chosen = n === 1 ? `__sy_${name}` : `__sy_${name}_${n}`;
+    planned.set(signature, chosen);
+    return chosen;
   }
 
   /**
@@ -93,39 +99,68 @@ export class Planner {
     return alternatives;
   }
 
-  /** The client's fields at a position, by response key (10). */
-  recordClientKeys(path: readonly string[], typeName: string, fields: FieldGroups): void {
-    if (this.#internal > 0) return;
-    const position = positionOf(path, typeName);
-    let keys = this.#clientKeys.get(position);
-    if (!keys) this.#clientKeys.set(position, (keys = new Map()));
-    for (const [key, nodes] of fields) if (!keys.has(key)) keys.set(key, nodes[0]);
-  }
-
-  privateKey(path: readonly string[], typeName: string, name: string): string {
-    const position = positionOf(path, typeName);
-    let keys = this.#privateKeys.get(position);
-    if (!keys) this.#privateKeys.set(position, (keys = new Map()));
-    const key = `__sy_${name}`;
-    keys.set(name, key);
-    return key;
-  }
-
-  /** Tells each entity step where its objects carry fields under private keys (10). */
-  settlePrivateKeys(): void {
-    if (this.#privateKeys.size === 0) return;
-    const read = new Set<string>();
-    for (const step of this.steps) {
-      if (step.entityType === undefined) continue;
-      const position = positionOf(step.path, step.entityType);
-      const keys = this.#privateKeys.get(position);
-      if (keys) {
-        step.responseKeys = keys;
-        read.add(position);
+  /**
+   * 10. Records the response keys of the client's fields at every path before anything is planned,
+   *     so the plan's own fields never take one, whichever is planned first. Level by level: at each
+   *     path, the selection sets of every object type that can be there are collected once.
+   */
+  recordClientKeys(rootType: GraphQLObjectType, selectionSet: SelectionSetNode): void {
+    let level = new Map<string, { path: readonly string[]; types: Map<GraphQLObjectType, Set<SelectionSetNode>> }>([['', { path: [], types: new Map([[rootType, new Set([selectionSet])]]) }]]);
+    while (level.size > 0) {
+      const next: typeof level = new Map();
+      for (const [at, { path, types }] of level) {
+        let keys = this.#clientKeys.get(at);
+        if (!keys) this.#clientKeys.set(at, (keys = new Map()));
+        for (const [type, sets] of types) {
+          for (const [key, nodes] of collectFields(this.schema, this.analysis, type, [...sets])) {
+            let signatures = keys.get(key);
+            if (!signatures) keys.set(key, (signatures = new Set()));
+            for (const node of nodes) signatures.add(fieldSignature(node.name.value, node.arguments ?? []));
+            const field = type.getFields()[nodes[0].name.value];
+            const named = field && getNamedType(field.type);
+            if (!named || !isCompositeType(named)) continue;
+            const childPath = [...path, key];
+            const childAt = pathKey(childPath);
+            let child = next.get(childAt);
+            if (!child) next.set(childAt, (child = { path: childPath, types: new Map() }));
+            for (const possible of isAbstractType(named) ? this.schema.getPossibleTypes(named) : [named as GraphQLObjectType]) {
+              let childSets = child.types.get(possible);
+              if (!childSets) child.types.set(possible, (childSets = new Set()));
+              for (const node of nodes) if (node.selectionSet) childSets.add(node.selectionSet);
+            }
+          }
+        }
       }
+      level = next;
     }
-    // Representations read private keys at their top level only; one inside a nested key is not modelled.
-    if (read.size < this.#privateKeys.size) throw new PlanUnsupported('a nested key field under a response key the client uses for another field');
+  }
+
+  /**
+   * 10. The representation of a field set at a path, once its fields are planned: each field under
+   *     its name, read from the response key the plan fetched it under (at any depth).
+   */
+  representationAt(path: readonly string[], fields: string): RepresentationDraft {
+    return this.#representation(this.model.fieldSetSelection(fields), path, new Map());
+  }
+
+  #representation(selectionSet: SelectionSetNode, path: readonly string[], into: RepresentationDraft): RepresentationDraft {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.INLINE_FRAGMENT) {
+        // A type condition needs the object's type name beside its fields (required fields of abstract type).
+        if (selection.typeCondition && !into.has(TYPENAME)) into.set(TYPENAME, { key: TYPENAME, fields: new Map() });
+        this.#representation(selection.selectionSet, path, into);
+        continue;
+      }
+      if (selection.kind !== Kind.FIELD) continue;
+      const name = selection.name.value;
+      const key = name === TYPENAME ? TYPENAME : this.#planKeys.get(pathKey(path))?.get(fieldSignature(name, selection.arguments ?? []));
+      if (key === undefined) throw new PlanUnsupported(`the field ${name} of a representation was not planned`);
+      let field = into.get(name);
+      if (!field) into.set(name, (field = { key, fields: new Map() }));
+      else if (field.key !== key) throw new PlanUnsupported(`a field set asks ${name} twice with different arguments`);
+      if (selection.selectionSet) this.#representation(selection.selectionSet, [...path, key], field.fields);
+    }
+    return into;
   }
 
   /** 9. Whether the caller may not read the client's field: then it is recorded for the runner to answer FORBIDDEN. */
@@ -154,6 +189,7 @@ export class Planner {
   }
 
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
+    this.recordClientKeys(rootType, selectionSet);
     const fields = collectFields(this.schema, this.analysis, rootType, [selectionSet]);
     const roots = new Map<string, PlanStep>();
     // Every subgraph starts at the root.
@@ -249,16 +285,23 @@ export class Planner {
   }
 
   /**
-   * The entity step of `graph` at this position and type that can follow every step of `after`:
-   * the first one made there that none of them depends on; a new one when each does (4).
+   * The entity step of `graph` at this position and type that can follow every step of `after` and
+   * carry the key's and required fields in its representations: the first one made there that none
+   * of them depends on and whose representations read no field of these from another response key
+   * (a field required with other arguments, 10); a new one when there is none (4). Their key and
+   * required fields must be planned first.
    */
-  entityStep(graph: string, path: readonly string[], typeName: string, after: ReadonlySet<PlanStep>): PlanStep {
-    const key = positionKey(graph, path, typeName);
-    let list = this.#byPosition.get(key);
-    if (!list) this.#byPosition.set(key, (list = []));
-    const step = list.find((candidate) => ![...after].some((d) => d === candidate || dependsOn(d, candidate))) ?? this.newStep(graph, path, typeName);
+  entityStep(graph: string, path: readonly string[], typeName: string, after: ReadonlySet<PlanStep>, key: string, requires?: string): PlanStep {
+    const representation = this.representationAt(path, key);
+    if (requires) mergeRepresentation(representation, this.representationAt(path, requires));
+    const position = positionKey(graph, path, typeName);
+    let list = this.#byPosition.get(position);
+    if (!list) this.#byPosition.set(position, (list = []));
+    const step = list.find((candidate) => ![...after].some((d) => d === candidate || dependsOn(d, candidate)) && readAlike(candidate.representation, representation)) ?? this.newStep(graph, path, typeName);
     if (!list.includes(step)) list.push(step);
     for (const d of after) step.dependsOn.add(d);
+    mergeRepresentation(step.representation, representation);
+    mergeTree(step.keyFields, this.model.fieldSet(key));
     return step;
   }
 
@@ -362,20 +405,12 @@ export class Planner {
     const resolver = typeResolver(this, iface, graph, provided);
     const providers = new Set<PlanStep>([step]);
     this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers, scope));
-    const resolution = this.entityStep(resolver.graph, path, iface.name, providers);
+    const resolution = this.entityStep(resolver.graph, path, iface.name, providers, resolver.key);
     resolution.lookupType = iface.name;
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
-    this.addKey(resolution, resolver.key);
     this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, scope, new Set(own.keys()));
-  }
-
-  /** The key's fields go into the step's representations, and mark an object with a null or missing one as no entity. */
-  addKey(step: PlanStep, key: string): void {
-    const tree = this.model.fieldSet(key);
-    mergeTree(step.representation, tree);
-    mergeTree(step.keyFields, tree);
   }
 
   planObjectFields(
@@ -391,7 +426,6 @@ export class Planner {
     scope: Scope,
   ): void {
     const remote: [string, readonly FieldNode[]][] = [];
-    this.recordClientKeys(path, type.name, fields);
     for (const [key, nodes] of fields) {
       const node = nodes[0];
       const name = node.name.value;
@@ -409,12 +443,13 @@ export class Planner {
       }
       touched.add(step);
       const returnType = compositeTypeOf(type, name);
-      const planned = this.addPlannedField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, key), path, type.name, this.includedOf(nodes));
+      const responseKey = this.responseKey(path, key, name, node.arguments ?? []);
+      const planned = addField(at, responseKey, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, responseKey), this.includedOf(nodes));
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.providedFields(own) : undefined);
         const childScope = fieldScope(this, type, name, graph, scope, provided);
-        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched, childScope);
+        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, responseKey], childProvided, touched, childScope);
       }
     }
     for (const [key, nodes] of remote) {
@@ -431,18 +466,19 @@ export class Planner {
         this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers, scope);
         if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers, scope);
       }, included);
-      const child = this.entityStep(target.graph, path, type.name, providers);
+      const child = this.entityStep(target.graph, path, type.name, providers, target.key, requires);
       if (target.lookupType) child.lookupType = target.lookupType;
+      // 8. At an @interfaceObject's position the objects may have learnt their concrete type first.
+      if (isInterfaceType(type)) child.objectTypes ??= new Set([type.name, ...this.schema.getPossibleTypes(type).map((t) => t.name)]);
       for (const provider of providers) touched.add(provider);
-      this.addKey(child, target.key);
-      if (requires) mergeTree(child.representation, this.model.fieldSet(requires));
       touched.add(child);
       const returnType = compositeTypeOf(type, name);
-      const planned = this.addPlannedField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, key), path, type.name, included);
+      const responseKey = this.responseKey(path, key, name, nodes[0].arguments ?? []);
+      const planned = addField(child.selection, responseKey, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, responseKey), included);
       if (returnType) {
         const own = this.model.providesOf(ownerType, name, target.graph);
         const childScope = fieldScope(this, type, name, target.graph, scope, undefined);
-        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.providedFields(own) : undefined, touched, childScope);
+        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, responseKey], own ? this.model.providedFields(own) : undefined, touched, childScope);
       }
     }
   }
@@ -471,14 +507,42 @@ function copyTree(tree: FieldSetTree, name?: string): FieldSetTree {
   return name === undefined ? copy : new Map([[name, copy]]);
 }
 
-/** A position of objects in the answer: the response keys to it and the objects' type. */
-function positionOf(path: readonly string[], typeName: string): string {
-  return `${path.join('\u0000')}\u0000${typeName}`;
+/** A path of objects in the answer: the response keys to it. */
+function pathKey(path: readonly string[]): string {
+  return path.join('\u0000');
 }
 
 /** One entity step per subgraph, position and type. */
 function positionKey(graph: string, path: readonly string[], typeName: string): string {
-  return `${graph}\u0000${positionOf(path, typeName)}`;
+  return `${graph}\u0000${pathKey(path)}\u0000${typeName}`;
+}
+
+/** A field with its arguments, as written (`price(currency:"USD")`): two fields can share a response key only with the same signature. */
+function fieldSignature(name: string, args: readonly ArgumentNode[]): string {
+  return args.length === 0 ? name : `${name}(${args.map((a) => `${a.name.value}:${print(a.value)}`).join(',')})`;
+}
+
+/** Whether two representations read every field they both carry from the same response key, at any depth. */
+function readAlike(a: RepresentationDraft, b: RepresentationDraft): boolean {
+  for (const [name, field] of b) {
+    const existing = a.get(name);
+    if (existing && (existing.key !== field.key || !readAlike(existing.fields, field.fields))) return false;
+  }
+  return true;
+}
+
+/** Merges a representation into another; one field read from two response keys cannot be carried. */
+function mergeRepresentation(into: RepresentationDraft, from: RepresentationDraft): void {
+  for (const [name, field] of from) {
+    const existing = into.get(name);
+    if (!existing) into.set(name, { key: field.key, fields: copyRepresentation(field.fields) });
+    else if (existing.key !== field.key) throw new PlanUnsupported(`a representation needs ${name} with two different arguments`);
+    else mergeRepresentation(existing.fields, field.fields);
+  }
+}
+
+function copyRepresentation(tree: RepresentationDraft): RepresentationDraft {
+  return new Map([...tree].map(([name, field]) => [name, { key: field.key, fields: copyRepresentation(field.fields) }]));
 }
 
 /** Whether `step` waits, directly or through others, for `on`. */

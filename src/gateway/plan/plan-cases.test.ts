@@ -136,6 +136,46 @@ describe('query plans: Federation v2 cases', () => {
     expect(graph.calls.get('a')![0]).toMatch(/__sy_id: id/);
   });
 
+  it('fetches a field required with two different arguments under two keys, and passes each under its name in one request', async () => {
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: `${fed('"@key"')} type Query { rooms: [Room!]! } type Room @key(fields: "id") { id: ID! rate(nights: Int!): Int! size: Size! } type Size { m2(rounded: Boolean!): Float! }`,
+        resolvers: {
+          Query: { rooms: () => [{ id: 'r1', nightly: 80, area: 20.5 }] },
+          Room: { rate: (r: { nightly: number }, { nights }: { nights: number }) => r.nightly * nights, size: (r: { area: number }) => ({ area: r.area }) },
+          Size: { m2: (s: { area: number }, { rounded }: { rounded: boolean }) => (rounded ? Math.round(s.area) : s.area) },
+        },
+      },
+      {
+        name: 'b',
+        sdl: `${fed('"@key", "@external", "@requires"')}
+          type Room @key(fields: "id") {
+            id: ID!
+            rate(nights: Int!): Int! @external
+            size: Size! @external
+            weekend: String! @requires(fields: "rate(nights: 2)")
+            week: String! @requires(fields: "rate(nights: 7) size { m2(rounded: true) }")
+          }
+          type Size @external { m2(rounded: Boolean!): Float! }`,
+        resolvers: {
+          Room: {
+            __resolveReference: (ref: Record<string, unknown>) => ref,
+            weekend: (r: { rate: number }) => `weekend ${r.rate}`,
+            week: (r: { rate: number; size: { m2: number } }) => `week ${r.rate} for ${r.size.m2} m2`,
+          },
+        },
+      },
+    ]);
+    const result = await graph.run('{ rooms { rate: id weekend week size { m2(rounded: false) } } }');
+    expect(result).toEqual({ data: { rooms: [{ rate: 'r1', weekend: 'weekend 160', week: 'week 560 for 21 m2', size: { m2: 20.5 } }] } });
+    // Both look-ups go in one request; the client's own `rate` and `m2` keep their keys.
+    expect(graph.calls.get('b')).toHaveLength(1);
+    expect(graph.calls.get('b')![0]).toMatch(/_0: _entities[\s\S]*_1: _entities/);
+    expect(graph.calls.get('a')![0]).toMatch(/__sy_rate: rate\(nights: 2\)[\s\S]*__sy_rate_2: rate\(nights: 7\)|__sy_rate: rate\(nights: 7\)[\s\S]*__sy_rate_2: rate\(nights: 2\)/);
+    expect(graph.calls.get('a')![0]).toMatch(/__sy_m2: m2\(rounded: true\)/);
+  });
+
   it('does not look up an entity whose key is null', async () => {
     const graph = inProcessGraph([
       {

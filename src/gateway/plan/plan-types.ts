@@ -36,6 +36,22 @@ export interface PlannedField {
 }
 
 /**
+ * What each representation of an entity step carries, by field name (what the subgraph's resolver
+ * reads, GraphQL arguments set by the key or `@requires` field set): for each field, the response key
+ * the plan fetched it under in the merged objects (its name, or a private key where that name holds
+ * another field at that path, 10) and the fields it carries below.
+ */
+export type RepresentationTree = ReadonlyMap<string, RepresentationField>;
+
+export interface RepresentationField {
+  readonly key: string;
+  readonly fields: RepresentationTree;
+}
+
+/** A representation tree while the planner merges field sets into it. */
+export type RepresentationDraft = Map<string, { readonly key: string; readonly fields: RepresentationDraft }>;
+
+/**
  * One request to one subgraph: a root fetch, or an `_entities` look-up of the objects found at `path`.
  * Built (and frozen) when its fetch's document is emitted, so every value the runner reads was
  * final when the plan was made.
@@ -60,12 +76,16 @@ export interface FetchStep {
   readonly resolvesType?: boolean;
   /** The root selection, or what goes inside `... on EntityType`. */
   readonly selection: SelectionTree;
-  /** Fields each representation carries (keys and `@requires` fields); entity steps only. */
-  readonly representation: FieldSetTree;
+  /**
+   * For a step at a position of an `@interfaceObject`'s objects: the type names of the objects it
+   * extends, the interface's and each implementation's (a look-up that tells the concrete type may
+   * have set it before this step runs). Absent: `entityType` alone.
+   */
+  readonly objectTypes?: ReadonlySet<string>;
+  /** Fields each representation carries (keys and `@requires` fields), and where the objects hold them; entity steps only. */
+  readonly representation: RepresentationTree;
   /** The key fields among them: an object whose key field is null or missing is not an entity and is not looked up. */
   readonly keyFields: FieldSetTree;
-  /** Fields of the representation that the objects carry under a private key, by field name (10). */
-  readonly responseKeys?: ReadonlyMap<string, string>;
   /** Steps whose answers this step needs first: the one that found its objects, and those providing `@requires` fields. */
   readonly dependsOn: ReadonlySet<FetchStep>;
   /** For an entity step in a batched fetch: the alias of its `_entities` field (`_0`, ...); absent when it is the fetch's only step. */
@@ -123,9 +143,9 @@ export interface PlanStep {
   readonly entityType?: string;
   lookupType?: string;
   resolvesType?: boolean;
+  objectTypes?: ReadonlySet<string>;
   readonly selection: SelectionTree;
-  readonly representation: FieldSetTree;
+  readonly representation: RepresentationDraft;
   readonly keyFields: FieldSetTree;
-  responseKeys?: ReadonlyMap<string, string>;
   readonly dependsOn: Set<PlanStep>;
 }

@@ -4,7 +4,7 @@ import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { clientError } from '../../errors/client-error.js';
 import { includedByConditions } from '../../request/included-by-conditions.js';
 import type { Fetch, FetchStep, PlannedField, QueryPlan, SelectionTree } from './build-plan.js';
-import type { FieldSetTree } from './supergraph-model.js';
+import type { RepresentationTree } from './plan-types.js';
 import { parsePart, UNREADABLE, type RequestSections, type SectionRead, type UsablePart } from './section-cache.js';
 import { collectObjects, lacksKey, mergeInto, representationOf } from './answer-tree.js';
 import { isUnanswered, type GraphQLFormattedErrorLike } from '../../errors/unanswered.js';
@@ -172,7 +172,7 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     // A look-up whose every field the client's @skip/@include leaves out is not made at all.
     if (!anyIncluded(step, variables, defaults)) continue;
     const found = new Set<Data>();
-    collectObjects(data, step.path, 0, step.entityType!, found);
+    collectObjects(data, step.path, 0, step.entityType!, found, false, step.objectTypes);
     // 2. One representation per distinct entity; every object standing for it gets its answer.
     const representations: Data[] = [];
     const byRepresentation: Data[][] = [];
@@ -182,7 +182,7 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     for (const target of found) {
       // An object whose key is null or missing is no entity (nothing to look up): its fields stay null.
       if (lacksKey(target, step)) continue;
-      const representation = representationOf(target, step.representation, step.lookupType ?? step.entityType!, step.responseKeys);
+      const representation = representationOf(target, step.representation, step.lookupType ?? step.entityType!);
       if (representation instanceof GraphQLError) {
         markFields(target, step, representation);
         continue;
@@ -261,10 +261,10 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
  * (keys plus `@requires` leaves), the JSON text otherwise. Made per step: a heavy answer has
  * hundreds of representations, and their JSON text was a tenth of the plan runner's time.
  */
-function identityOf(tree: FieldSetTree): (representation: Data) => unknown {
+function identityOf(tree: RepresentationTree): (representation: Data) => unknown {
   const names: string[] = [];
-  for (const [name, sub] of tree) {
-    if (sub.size > 0) return (representation) => JSON.stringify(representation);
+  for (const [name, field] of tree) {
+    if (field.fields.size > 0) return (representation) => JSON.stringify(representation);
     names.push(name);
   }
   if (names.length === 1) {

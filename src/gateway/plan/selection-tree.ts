@@ -1,4 +1,4 @@
-// The planned selection trees: adding fields and leaves at a response key, merging field sets, comparing arguments and conditions.
+// The planned selection trees: adding fields and leaves at a response key, comparing arguments and conditions.
 import { print, type ArgumentNode, type DirectiveNode, type FieldNode } from 'graphql';
 import type { PlannedField, SelectionTree } from './plan-types.js';
 import type { Guards } from '../../request/operation-analysis.js';
