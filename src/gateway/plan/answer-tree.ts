@@ -5,19 +5,23 @@ import type { FetchStep } from './plan-types.js';
 
 type Data = Record<string, unknown>;
 
-/** Objects of `typeName` found along `path` (list items walked through), each once; `untyped` admits objects without `__typename` (at an object-typed position). */
-export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false): void {
+/**
+ * Objects of `typeName` (or of any of `typeNames`, when given) found along `path` (list items walked
+ * through), each once; `untyped` admits objects without `__typename` (at an object-typed position).
+ */
+export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false, typeNames?: ReadonlySet<string>): void {
   if (value === null || value === undefined || value instanceof Error || typeof value !== 'object') return;
   if (Array.isArray(value)) {
-    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped);
+    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped, typeNames);
     return;
   }
   const object = value as Data;
   if (depth === path.length) {
-    if (object.__typename === typeName || (untyped && object.__typename === undefined)) into.add(object);
+    const type = object.__typename;
+    if (type === typeName || (untyped && type === undefined) || (typeNames !== undefined && typeNames.has(type as string))) into.add(object);
     return;
   }
-  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped);
+  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped, typeNames);
 }
 
 export function hasNullKey(object: Data, step: FetchStep): boolean {

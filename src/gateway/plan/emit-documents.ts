@@ -97,6 +97,7 @@ function finalStep(step: PlanStep, alias: string | undefined, representationsVar
     subgraph: step.subgraph,
     path: step.path,
     entityType: step.entityType,
+    objectTypes: step.objectTypes,
     lookupType: step.lookupType,
     resolvesType: step.resolvesType,
     selection: step.selection,

@@ -55,7 +55,7 @@ export async function runPlan(
   // 4. Denied fields last: the plan may have fetched one it needed itself (a key), which the caller still may not read.
   for (const denial of plan.denied) {
     const objects = new Set<Data>();
-    collectObjects(data, denial.path, 0, denial.typeName, objects, true);
+    collectObjects(data, denial.path, 0, denial.typeName, objects, true, denial.objectTypes);
     const error = deniedError(denial.coordinate);
     for (const object of objects) object[denial.key] = error;
   }
@@ -171,7 +171,7 @@ async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, vari
     // A look-up whose every field the client's @skip/@include leaves out is not made at all.
     if (!anyIncluded(step, variables, defaults)) continue;
     const found = new Set<Data>();
-    collectObjects(data, step.path, 0, step.entityType!, found);
+    collectObjects(data, step.path, 0, step.entityType!, found, false, step.objectTypes);
     // 2. One representation per distinct entity; every object standing for it gets its answer.
     const representations: Data[] = [];
     const byRepresentation: Data[][] = [];
