@@ -11,6 +11,7 @@ const EXPECTED: Record<ErrorCode, [number, string, boolean]> = {
   INTERNAL_SERVER_ERROR: [500, 'Internal server error', false],
   GRAPHQL_PARSE_FAILED: [400, 'Query could not be parsed', false],
   GRAPHQL_VALIDATION_FAILED: [400, 'Query is not valid against the schema', false],
+  QUERY_PLANNING_FAILED: [400, 'Query cannot be planned', false],
   BAD_REQUEST: [400, 'Bad request', false],
   NOT_ACCEPTABLE: [406, 'Not acceptable', false],
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported media type', false],

@@ -81,6 +81,7 @@ function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, r
           onPlanned: (outcome, reason, operation) => {
             deps.metrics?.plans.inc({ outcome });
             if (outcome === 'unsupported') deps.logger.debug({ operation, reason }, 'operation runs by stitching');
+            else if (outcome === 'unsatisfiable') deps.logger.info({ operation, reason }, 'operation cannot be planned on this supergraph; refused');
             else if (outcome !== 'planned') deps.logger.error({ operation, reason, outcome }, 'query planner bug; the operation runs by stitching');
           },
         });

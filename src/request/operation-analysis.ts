@@ -74,7 +74,8 @@ interface SetTrie {
  * 1. The operation, picked as GraphQL's GetOperation() does (spec 6.1): the one named, or the only
  *    one when no name is given; undefined when none can be picked (execution refuses the request).
  * 2. The fragment definitions by name, the variables the operation declares and their defaults.
- * 3. CollectFields (spec 6.3.2) per schema, runtime object type and list of selection sets, memoised:
+ * 3. CollectFields (spec 6.3.2) per schema, runtime object type and list of selection sets, memoised
+ *    (for an interface: the fields selected on every object of it, outside any narrower type condition):
  *    the walk is done once with every `@skip`/`@include` taken as "maybe", each field remembering the
  *    conditions that guard it. A caller that knows the variables filters by them (cost); one that
  *    plans for every request keeps them all (the planner, authorization). The result is exactly the
@@ -100,7 +101,7 @@ export class OperationAnalysis {
   readonly variableDefinitions: readonly VariableDefinitionNode[];
   /** The declared defaults of the operation's variables (as written, not coerced). */
   readonly variableDefaults: Readonly<Record<string, unknown>>;
-  readonly #bySchema = new WeakMap<GraphQLSchema, Map<GraphQLObjectType, SetTrie>>();
+  readonly #bySchema = new WeakMap<GraphQLSchema, Map<GraphQLObjectType | GraphQLInterfaceType, SetTrie>>();
   readonly #selected = new WeakMap<GraphQLSchema, readonly SelectedField[]>();
   readonly #guards = new Map<FieldNode, Guards[]>();
 
@@ -139,8 +140,8 @@ export class OperationAnalysis {
     return fields;
   }
 
-  /** The memoised collection (3) for one runtime type and list of selection sets. */
-  collection(schema: GraphQLSchema, type: GraphQLObjectType, selectionSets: readonly (SelectionSetNode | undefined)[]): Collection {
+  /** The memoised collection (3) for one runtime type (or interface) and list of selection sets. */
+  collection(schema: GraphQLSchema, type: GraphQLObjectType | GraphQLInterfaceType, selectionSets: readonly (SelectionSetNode | undefined)[]): Collection {
     let byType = this.#bySchema.get(schema);
     if (!byType) this.#bySchema.set(schema, (byType = new Map()));
     let node = byType.get(type);
@@ -264,7 +265,7 @@ export function executingOperation(context: unknown, document: DocumentNode, ope
 }
 
 /** The walk of CollectFields (3), with conditions recorded instead of evaluated. */
-function collect(schema: GraphQLSchema, fragments: ReadonlyMap<string, FragmentDefinitionNode>, type: GraphQLObjectType, selectionSets: readonly (SelectionSetNode | undefined)[]): Collection {
+function collect(schema: GraphQLSchema, fragments: ReadonlyMap<string, FragmentDefinitionNode>, type: GraphQLObjectType | GraphQLInterfaceType, selectionSets: readonly (SelectionSetNode | undefined)[]): Collection {
   const entries: CollectedEntry[] = [];
   const state = { unsupported: undefined as string | undefined, conditional: false };
   const visited = new Set<string>();
@@ -331,8 +332,11 @@ function addNode(fields: Map<string, FieldNode[]>, key: string, node: FieldNode)
   else if (!list.includes(node)) list.push(node);
 }
 
-/** Whether a type condition applies to objects of `type` (GraphQL spec 6.3.2, DoesFragmentTypeApply). */
-function applies(schema: GraphQLSchema, condition: string, type: GraphQLObjectType): boolean {
+/**
+ * Whether a type condition applies to objects of `type` (GraphQL spec 6.3.2, DoesFragmentTypeApply);
+ * for an interface, whether it applies to every object of it (the interface itself, or one it implements).
+ */
+function applies(schema: GraphQLSchema, condition: string, type: GraphQLObjectType | GraphQLInterfaceType): boolean {
   if (condition === type.name) return true;
   const conditionType = schema.getType(condition);
   return conditionType !== undefined && conditionType !== null && isAbstractType(conditionType) && schema.isSubType(conditionType, type);

@@ -80,7 +80,7 @@ describe(`Federation v2 cases, each on its own supergraph (${QUERY_PLANS ? 'quer
           // Soft: a wrong engine and wrong data are both reported for the same query.
           expect.soft(body.data ?? null, 'data').toEqual(q.expected.data);
           // Errors compared by path (in path order) and by code where the case pins one.
-          const byPath = (a: { path?: unknown }, b: { path?: unknown }) => JSON.stringify(a.path).localeCompare(JSON.stringify(b.path));
+          const byPath = (a: { path?: unknown }, b: { path?: unknown }) => String(JSON.stringify(a.path)).localeCompare(String(JSON.stringify(b.path)));
           const errors = (body.errors ?? []).map((e) => ({ path: e.path, code: e.extensions?.code })).sort(byPath);
           const expectedErrors = (q.expected.errors ?? [])
             .map((e) => ({ path: e.path, code: e.code ?? errors.find((got) => JSON.stringify(got.path) === JSON.stringify(e.path))?.code }))

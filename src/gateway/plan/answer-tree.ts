@@ -6,22 +6,22 @@ import type { FieldSetTree } from './supergraph-model.js';
 type Data = Record<string, unknown>;
 
 /**
- * Objects of `typeName` (or of one of `otherTypes`) found along `path` (list items walked through),
- * each once; `untyped` admits objects without `__typename` (at an object-typed position).
+ * Objects of `typeName` (or of any of `typeNames`, when given) found along `path` (list items walked
+ * through), each once; `untyped` admits objects without `__typename` (at an object-typed position).
  */
-export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false, otherTypes?: ReadonlySet<string>): void {
+export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false, typeNames?: ReadonlySet<string>): void {
   if (value === null || value === undefined || value instanceof Error || typeof value !== 'object') return;
   if (Array.isArray(value)) {
-    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped, otherTypes);
+    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped, typeNames);
     return;
   }
   const object = value as Data;
   if (depth === path.length) {
     const type = object.__typename;
-    if (type === typeName || (untyped && type === undefined) || (otherTypes !== undefined && otherTypes.has(type as string))) into.add(object);
+    if (type === typeName || (untyped && type === undefined) || (typeNames !== undefined && typeNames.has(type as string))) into.add(object);
     return;
   }
-  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped, otherTypes);
+  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped, typeNames);
 }
 
 /**

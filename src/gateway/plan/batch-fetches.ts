@@ -21,21 +21,22 @@ function topologicalOrder(steps: readonly PlanStep[]): PlanStep[] {
   return ordered;
 }
 
+/** Steps that go in one request, and the groups (by index, all made before it) whose answers it waits for. */
+interface StepGroup {
+  steps: PlanStep[];
+  dependsOn: number[];
+}
+
 /**
  * 6. Entity steps of one subgraph that wait for the same steps are ready at the same moment: they
  *    go in one request, one aliased `_entities` field each (as stitching's batching does per tick).
+ *    Groups come in the order they are made, so a group's index is its fetch's id, and a group
+ *    waits only for groups made before it.
  */
-export function batchFetches(
-  planned: readonly PlanStep[],
-  definitions: ReadonlyMap<string, VariableDefinitionNode>,
-  mutationRoots: ReadonlySet<PlanStep>,
-  /** The client operation's directives, per operation type of the fetch (5). */
-  operationDirectives: Readonly<Record<'query' | 'mutation', readonly DirectiveNode[]>> = { query: [], mutation: [] },
-): Fetch[] {
-  // Steps come dependencies first, so the fetches a step waits for are known when it is placed.
-  // Groups in the order they are made, so a group's index is its fetch's id.
+function groupSteps(planned: readonly PlanStep[]): StepGroup[] {
+  // Steps come dependencies first, so the groups a step waits for are known when it is placed.
   const steps = topologicalOrder(planned);
-  const groups: { steps: PlanStep[]; dependsOn: number[] }[] = [];
+  const groups: StepGroup[] = [];
   const byKey = new Map<string, number>();
   const groupOf = new Map<PlanStep, number>();
   for (const step of steps) {
@@ -49,10 +50,28 @@ export function batchFetches(
     groups[index]!.steps.push(step);
     groupOf.set(step, index);
   }
-  // A group waits only for groups made before it, so the steps its steps depend on are built when it is emitted.
+  return groups;
+}
+
+/** What a plan's steps cost as requests: how many run one after another at most, and how many there are. */
+export function planCost(planned: readonly PlanStep[]): { sequential: number; calls: number } {
+  const groups = groupSteps(planned);
+  const depth: number[] = [];
+  for (const group of groups) depth.push(1 + Math.max(0, ...group.dependsOn.map((d) => depth[d]!)));
+  return { sequential: Math.max(0, ...depth), calls: groups.length };
+}
+
+/** The fetches of a plan's steps (6), each emitted once the fetches it waits for are. */
+export function batchFetches(
+  planned: readonly PlanStep[],
+  definitions: ReadonlyMap<string, VariableDefinitionNode>,
+  mutationRoots: ReadonlySet<PlanStep>,
+  /** The client operation's directives, per operation type of the fetch (5). */
+  operationDirectives: Readonly<Record<'query' | 'mutation', readonly DirectiveNode[]>> = { query: [], mutation: [] },
+): Fetch[] {
   const fetches: Fetch[] = [];
   const built = new Map<PlanStep, FetchStep>();
-  for (const group of groups) {
+  for (const group of groupSteps(planned)) {
     const operation = mutationRoots.has(group.steps[0]) ? 'mutation' : 'query';
     fetches.push(emitFetch(fetches.length, group.steps, operation, group.dependsOn.map((id) => fetches[id]), definitions, built, operationDirectives[operation]));
   }

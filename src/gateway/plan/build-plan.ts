@@ -13,26 +13,32 @@ const NONE: ReadonlySet<string> = new Set();
 
 /**
  * Plans a query or mutation operation against the supergraph (decision 007). Throws
- * PlanUnsupported for what it does not model (subscriptions, `@defer`/`@stream`); the caller then
- * executes the operation by stitching. The numbers below are referred to in the code: placing fields
- * (1 to 4, 8 to 11) is in place-fields.ts (8 in planInterfaceObject, 10 in responseKey and
- * entityStep, 11 in includedOf), with the choice of a look-up's subgraph and key in entity-paths.ts;
- * ordering and batching (6) in batch-fetches.ts; documents (5) and their validation (7) in
- * emit-documents.ts.
+ * PlanUnsatisfiable for an operation no plan can answer (3), and PlanUnsupported for what it does
+ * not model (subscriptions, `@defer`/`@stream`); the caller then executes the operation by
+ * stitching. The numbers below are referred to in the code: placing fields (1 to 4, 8 to 11) is in
+ * place-fields.ts (1 in rootGraph, 8 in planInterfaceObject, 10 in responseKey and entityStep, 11 in
+ * includedOf), with the choice of a look-up's subgraph and key in entity-paths.ts; ordering and
+ * batching (6) in batch-fetches.ts; documents (5) and their validation (7) in emit-documents.ts.
  *
- * 1. Root fields are grouped by the subgraph that resolves them. Of several, the one that answers the
- *    client's whole selection below the field by itself (counting what it `@provides`) comes first,
- *    then one already chosen, then one leaving fewer fields to look-ups (entity-paths.ts, preference).
- *    Mutation fields run one after another (GraphQL spec 6.2.2): each gets its own root fetch,
- *    which waits for every step of the field before it. Introspection fields (`__schema`,
+ * 1. Root fields are grouped by the subgraph that resolves them. A root field several subgraphs
+ *    resolve goes to the one that serves its whole selection with the fewest requests in sequence,
+ *    then the fewest requests (one already chosen saves its root request). Mutation fields run
+ *    one after another (GraphQL spec 6.2.2): each gets its own root fetch, which waits for every
+ *    step of the field before it. Introspection fields (`__schema`,
  *    `__type`, `__typename`) are answered by the router from the API schema.
  * 2. Each field stays in the subgraph of its parent while that subgraph can resolve it (its own
- *    field, a key field, or one a parent field `@provides`), and has no `@requires` there.
+ *    field, a key field not `@external` there, or one a parent field `@provides`: per type
+ *    condition, at an abstract position), and has no `@requires` there.
  * 3. Otherwise the field moves to an entity step at the same position in a subgraph that resolves
- *    it (ranked as in 1), by a key the current subgraph can return; when none can be returned
- *    directly, the key's fields are themselves planned as fields (a hop through a subgraph that
- *    knows both keys).
- *    The key fields and `__typename` are added to the parent step for the representations.
+ *    it, by a key the current subgraph can return; of several, the one that answers the client's
+ *    whole selection below the field by itself (counting what it `@provides`) comes first, then one
+ *    already asked at that position, then one leaving fewer fields to look-ups (entity-paths.ts,
+ *    preference). When no key can be returned directly, the key's fields are themselves planned as
+ *    fields (a hop through a subgraph that knows both keys).
+ *    The key fields and `__typename` are added to the parent step for the representations. A
+ *    field with no source where it is asked (no look-up reaches one; a `resolvable: false` key is
+ *    never looked up) makes the operation unsatisfiable (PlanUnsatisfiable): the request is
+ *    refused with QUERY_PLANNING_FAILED, never run by stitching.
  * 4. A field with `@requires` gets its required fields planned at the same position first (they may
  *    come from other steps), and its entity step depends on every step that provides them. When
  *    the step of that subgraph at that position is itself needed to provide them (two subgraphs

@@ -1,5 +1,5 @@
 // Reading the client's selections for planning: CollectFields from the operation's analysis, and the field sets of keys and @requires.
-import { Kind, type FieldNode, type GraphQLObjectType, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { Kind, type FieldNode, type GraphQLInterfaceType, type GraphQLObjectType, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import type { FieldGroups, OperationAnalysis } from '../../request/operation-analysis.js';
 import { PlanUnsupported } from './supergraph-model.js';
 
@@ -8,8 +8,9 @@ import { PlanUnsupported } from './supergraph-model.js';
  * per document), with every `@skip`/`@include` taken as "maybe": what they exclude is decided per
  * request, by the subgraph for a field's own conditions and by the projection for everything (a
  * fragment's condition is not sent, its fields are fetched). Any other directive cannot be planned.
+ * For an interface: the fields every object of it gets, whatever its concrete type.
  */
-export function collectFields(schema: GraphQLSchema, analysis: OperationAnalysis, type: GraphQLObjectType, selectionSets: readonly (SelectionSetNode | undefined)[]): FieldGroups {
+export function collectFields(schema: GraphQLSchema, analysis: OperationAnalysis, type: GraphQLObjectType | GraphQLInterfaceType, selectionSets: readonly (SelectionSetNode | undefined)[]): FieldGroups {
   const collection = analysis.collection(schema, type, selectionSets);
   if (collection.unsupported) throw new PlanUnsupported(collection.unsupported);
   return collection.fields;

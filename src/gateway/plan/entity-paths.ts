@@ -11,7 +11,8 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from 'graphql';
-import { PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+import { PROVIDED_ON, PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+import { mergeTree } from './selection-tree.js';
 import { TYPENAME } from './selection-tree.js';
 
 /** What choosing a subgraph reads: the supergraph, the API schema and the progressive-override labels switched on. */
@@ -77,13 +78,20 @@ function localMembers(ctx: PlanContext, typeName: string, fieldName: string, gra
   return isObjectType(named) ? new Set([named.name]) : new Set();
 }
 
-/** A subgraph with the real interface that resolves it by a key the interface object's subgraph can return. */
+/**
+ * A subgraph with the real interface that resolves it by a key the interface object's subgraph can
+ * return, and has implementations of it (one without any can name no concrete type: its `_entities`
+ * cannot even hold the interface). None: the concrete type cannot be had.
+ */
 export function typeResolver(ctx: PlanContext, iface: GraphQLInterfaceType, graph: string, provided: FieldSetTree | undefined): { graph: string; key: string } {
   for (const candidate of ctx.model.graphsOf(iface.name)) {
     if (candidate === graph || ctx.model.isInterfaceObject(iface.name, candidate)) continue;
+    const schema = ctx.model.subgraphSchema(candidate);
+    const local = schema.getType(iface.name);
+    if (!local || !isAbstractType(local) || schema.getPossibleTypes(local).length === 0) continue;
     for (const key of ctx.model.keysIn(iface.name, candidate)) if (canReturn(ctx, iface, ctx.model.fieldSet(key), graph, provided)) return { graph: candidate, key };
   }
-  throw new PlanUnsupported(`no subgraph tells the concrete type of ${iface.name} objects from ${graph}`);
+  throw new PlanUnsatisfiable(`no subgraph tells the concrete type of ${iface.name} objects from ${graph}`);
 }
 
 /** The alias of a field whose type in `graph` differs from the supergraph's (5); undefined when it has none. */
@@ -138,7 +146,47 @@ export function chooseTarget(
       }
     }
   }
-  throw new PlanUnsupported(`no entity path from ${graph} to ${type.name}.${fieldName}`);
+  // canObtain reaches a key's top-level fields through other subgraphs, not the fields inside a
+  // nested key (`products { id pid }`), which other look-ups of the nested objects could bring:
+  // with such a key the search is not complete, and the field not shown to have no source.
+  const nested = candidates.some((c) => ctx.model.keysIn(type.name, c).some((key) => [...ctx.model.fieldSet(key).values()].some((sub) => sub.size > 0)));
+  if (nested) throw new PlanUnsupported(`no entity path found from ${graph} to ${type.name}.${fieldName} (a nested key)`);
+  throw new PlanUnsatisfiable(`no entity path from ${graph} to ${type.name}.${fieldName}`);
+}
+
+/** Whether chooseTarget finds an entity look-up from `graph` to a subgraph that resolves the field. */
+export function hasTarget(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, provided: FieldSetTree | undefined): boolean {
+  try {
+    chooseTarget(ctx, type, fieldName, graph, provided, () => false);
+    return true;
+  } catch (error) {
+    if (error instanceof PlanUnsupported) return false;
+    throw error;
+  }
+}
+
+/**
+ * What a `@provides` provides on objects of `type` (an object type, or an interface for what holds
+ * on all its objects): the fields outside any type condition, and those of each condition that
+ * applies to it (the type itself, or an abstract type it belongs to), nested ones too.
+ */
+export function providedFor(provided: FieldSetTree | undefined, type: GraphQLObjectType | GraphQLInterfaceType, schema: GraphQLSchema): FieldSetTree | undefined {
+  if (!provided) return undefined;
+  let conditional = false;
+  for (const key of provided.keys()) if (key.startsWith(PROVIDED_ON)) conditional = true;
+  if (!conditional) return provided;
+  const narrowed: FieldSetTree = new Map();
+  for (const [key, sub] of provided) {
+    if (!key.startsWith(PROVIDED_ON)) {
+      mergeTree(narrowed, new Map([[key, sub]]));
+      continue;
+    }
+    const conditionName = key.slice(PROVIDED_ON.length);
+    const condition = schema.getType(conditionName);
+    const applies = conditionName === type.name || (condition !== undefined && condition !== null && isAbstractType(condition) && schema.isSubType(condition, type));
+    if (applies) mergeTree(narrowed, providedFor(sub, type, schema)!);
+  }
+  return narrowed;
 }
 
 /**
@@ -159,7 +207,7 @@ export function canReturn(ctx: PlanContext, type: GraphQLObjectType | GraphQLInt
     if (sub.size === 0) continue;
     const fieldType = compositeTypeOf(type, name);
     if (!fieldType || !isObjectType(fieldType)) return false;
-    if (!canReturn(ctx, fieldType, sub, graph, provided?.get(name))) return false;
+    if (!canReturn(ctx, fieldType, sub, graph, providedFor(provided?.get(name), fieldType, ctx.schema))) return false;
   }
   return true;
 }

@@ -17,10 +17,13 @@ import {
 } from 'graphql';
 import type { FieldGroups, Guards, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
-import { chooseTarget, compositeTypeOf, fieldScope, preference, subgraphKey, typeResolver, type Scope } from './entity-paths.js';
+import { planCost } from './batch-fetches.js';
+import { chooseTarget, compositeTypeOf, fieldScope, hasTarget, providedFor, subgraphKey, typeResolver, type Scope, type Target } from './entity-paths.js';
 import type { PlanStep, PlannedDenial, PlannedField, RepresentationDraft, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree } from './selection-tree.js';
-import { PROVIDED_ON, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+import { PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
+
+const NO_ROOTS: ReadonlyMap<string, PlanStep> = new Map();
 
 /** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
 const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
@@ -36,6 +39,8 @@ export class Planner {
   readonly #clientKeys = new Map<string, Map<string, Set<string>>>();
   /** 10. The plan's own fields (keys, required fields) at each path: the response key of each field signature. */
   readonly #planKeys = new Map<string, Map<string, string>>();
+  /** The fields that returned each position's objects (by response path), with their parent and return types (3). */
+  readonly #origins = new Map<string, { typeName: string; fieldName: string; returns: string }[]>();
   /** Above 0 while planning what the plan itself needs (keys, required fields), which no denial removes. */
   #internal = 0;
   /** While planning what the plan needs for a field: when that field is wanted (11). */
@@ -168,8 +173,19 @@ export class Planner {
     if (this.#internal > 0 || this.denied.size === 0) return false;
     const coordinate = `${type.name}.${name}`;
     if (!this.denied.has(coordinate)) return false;
-    this.denials.push({ path, typeName: type.name, key, coordinate });
+    this.denials.push({ path, typeName: type.name, objectTypes: this.objectTypesOf(type.name), key, coordinate });
     return true;
+  }
+
+  /**
+   * The `__typename`s objects of an interface may carry at a position planned as the interface (8):
+   * its own (answered by an `@interfaceObject`) and each implementation's (told by a look-up
+   * meanwhile). Undefined for an object type: its objects carry its name.
+   */
+  objectTypesOf(typeName: string): ReadonlySet<string> | undefined {
+    const type = this.schema.getType(typeName);
+    if (!type || !isInterfaceType(type)) return undefined;
+    return new Set([type.name, ...this.schema.getPossibleTypes(type).map((possible) => possible.name)]);
   }
 
   /**
@@ -203,38 +219,55 @@ export class Planner {
       if (this.deny(rootType, name, key, [])) continue;
       const graphs = this.model.resolversOf(rootType.name, name, this.labels);
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
+      const field: FieldGroups = new Map([[key, nodes]]);
       let step: PlanStep | undefined;
       if (serial) {
         const first = this.steps.length;
-        step = this.newStep(this.chooseRootGraph(rootType, name, nodes, graphs), [], undefined);
+        step = this.newStep(this.rootGraph(rootType, selectionSet, field, graphs, NO_ROOTS, scope), [], undefined);
         this.mutationRoots.add(step);
         for (const before of previous) step.dependsOn.add(before);
-        this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set(), scope);
+        this.planObjectFields(rootType, field, step.graph, step, step.selection, [], undefined, new Set(), scope);
         // 1. The next mutation field waits for everything this one needs, its entity steps included.
         previous = this.steps.slice(first);
         continue;
       }
-      const graph = this.chooseRootGraph(rootType, name, nodes, graphs, (g) => roots.has(g));
+      const graph = this.rootGraph(rootType, selectionSet, field, graphs, roots, scope);
       step = roots.get(graph);
       if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
-      this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), scope);
+      this.planObjectFields(rootType, field, graph, step, step.selection, [], undefined, new Set(), scope);
     }
   }
 
   /**
-   * Of the subgraphs that resolve a root field, the one that ranks first by `preference` (one that
-   * answers the client's whole selection below it by itself, counting what it `@provides`, then one
-   * already asked, then one leaving fewer fields to look-ups), else the first in supergraph order.
+   * 1. The subgraph of a root field that several resolve (a shareable root field): each is tried
+   *    alone, and the one that serves the field's whole selection with the fewest requests one
+   *    after another, then the fewest requests, then the fewest look-ups (batched in those
+   *    requests) is chosen (one already serving a root field saves its root request; supergraph
+   *    order breaks ties). One from which part of the selection has no source at all is never
+   *    chosen; when that holds for each, the operation is unsatisfiable.
    */
-  chooseRootGraph(type: GraphQLObjectType, name: string, nodes: readonly FieldNode[], graphs: readonly string[], preferred: (graph: string) => boolean = () => false): string {
+  rootGraph(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, field: FieldGroups, graphs: readonly string[], roots: ReadonlyMap<string, PlanStep>, scope: Scope): string {
     if (graphs.length === 1) return graphs[0];
-    let best = graphs[0];
-    let bestRank = Infinity;
+    let best: RootCost | undefined;
+    let failure: PlanUnsupported | undefined;
     for (const graph of graphs) {
-      const rank = preference(this.missingBelow(type, name, graph, nodes, undefined), preferred(graph));
-      if (rank < bestRank) [best, bestRank] = [graph, rank];
+      const trial = new Planner(this.model, this.schema, this.analysis, this.labels, this.denied);
+      trial.recordClientKeys(rootType, selectionSet);
+      const step = trial.newStep(graph, [], undefined);
+      try {
+        trial.planObjectFields(rootType, field, graph, step, step.selection, [], undefined, new Set(), scope);
+      } catch (error) {
+        if (!(error instanceof PlanUnsupported)) throw error;
+        // What the planner does not model outweighs a missing source: stitching may still answer it.
+        if (!failure || (failure instanceof PlanUnsatisfiable && !(error instanceof PlanUnsatisfiable))) failure = error;
+        continue;
+      }
+      const cost = planCost(trial.steps);
+      const candidate = { graph, sequential: cost.sequential, calls: cost.calls - (roots.has(graph) ? 1 : 0), lookups: trial.steps.length };
+      if (!best || cheaper(candidate, best)) best = candidate;
     }
-    return best;
+    if (!best) throw failure!;
+    return best.graph;
   }
 
   /**
@@ -245,7 +278,7 @@ export class Planner {
   missingBelow(type: GraphQLObjectType | GraphQLInterfaceType, name: string, graph: string, nodes: readonly FieldNode[], provided: FieldSetTree | undefined): number {
     if (!compositeTypeOf(type, name)) return 0;
     const own = this.model.providesOf(type.name, name, graph);
-    const below = provided?.get(name) ?? (own ? this.model.providedFields(own) : undefined);
+    const below = provided?.get(name) ?? (own ? this.model.providedSet(own) : undefined);
     // The types the subgraph's own schema can return there.
     const schema = this.model.subgraphSchema(graph);
     const local = schema.getType(type.name);
@@ -257,7 +290,7 @@ export class Planner {
     for (const { name: typeName } of possible) {
       const objectType = this.schema.getType(typeName);
       if (!objectType || !isObjectType(objectType)) continue;
-      const typed = this.providedOn(below, objectType);
+      const typed = providedFor(below, objectType, this.schema);
       for (const [, fieldNodes] of collectFields(this.schema, this.analysis, objectType, subSelections(nodes))) {
         const field = fieldNodes[0].name.value;
         if (field.startsWith('__')) continue;
@@ -275,6 +308,7 @@ export class Planner {
       subgraph: this.model.subgraphName.get(graph) ?? graph,
       path,
       entityType,
+      objectTypes: entityType === undefined ? undefined : this.objectTypesOf(entityType),
       selection: emptyTree(),
       representation: new Map(),
       keyFields: new Map(),
@@ -330,53 +364,52 @@ export class Planner {
         touched.add(step);
         return;
       }
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, this.providedOn(provided, parentType), touched, scope);
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, providedFor(provided, parentType, this.schema), touched, scope);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) {
-      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, this.providedOn(provided, parentType as GraphQLInterfaceType), touched, scope);
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched, scope);
       return;
     }
     addLeaf(at, TYPENAME);
     touched.add(step);
     const local = this.model.subgraphSchema(graph).getType(parentType.name);
     if (!local || !isAbstractType(local)) throw new PlanUnsupported(`${parentType.name} is not abstract in ${graph}`);
-    for (const possibleInGraph of this.model.subgraphSchema(graph).getPossibleTypes(local)) {
+    const possibleTypes = this.model.subgraphSchema(graph).getPossibleTypes(local);
+    if (possibleTypes.length === 0 && isInterfaceType(parentType)) {
+      // No object this subgraph returns here has a type of its own, yet every field asked of the
+      // interface needs a source: planned on the interface itself (unsatisfiable without one).
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, providedFor(provided, parentType, this.schema), touched, scope);
+      return;
+    }
+    for (const possibleInGraph of possibleTypes) {
       const possible = this.schema.getType(possibleInGraph.name);
       if (!possible || !isObjectType(possible) || (scope.members && !scope.members.has(possible.name))) continue;
       const fields = without(collectFields(this.schema, this.analysis, possible, selectionSets), skip);
       if (fields.size === 0) continue;
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
-      this.planObjectFields(possible, fields, graph, step, fragment, path, this.providedOn(provided, possible), touched, scope);
+      // A `@provides` of abstract type provides per type condition, as the providing subgraph's schema has them.
+      this.planObjectFields(possible, fields, graph, step, fragment, path, providedFor(provided, possible, this.schema), touched, scope);
     }
-  }
-
-  /**
-   * What a `@provides` tree provides on objects of `type`: its fields outside fragments, and those of
-   * its fragments on the type or on an abstract type the type belongs to (a fragment's fields are
-   * provided for its type alone: `... on Book { title }` says nothing of a Movie's title).
-   */
-  providedOn(provided: FieldSetTree | undefined, type: GraphQLObjectType | GraphQLInterfaceType): FieldSetTree | undefined {
-    if (!provided || ![...provided.keys()].some((key) => key.startsWith(PROVIDED_ON))) return provided;
-    const narrowed: FieldSetTree = new Map();
-    for (const [key, sub] of provided) if (!key.startsWith(PROVIDED_ON)) mergeTree(narrowed, copyTree(sub, key));
-    for (const [key, sub] of provided) {
-      if (!key.startsWith(PROVIDED_ON)) continue;
-      const condition = this.schema.getType(key.slice(PROVIDED_ON.length));
-      if (condition === type || (condition && isAbstractType(condition) && isObjectType(type) && this.schema.isSubType(condition, type))) mergeTree(narrowed, copyTree(sub));
-    }
-    return narrowed;
   }
 
   /**
    * 8. A position whose objects come from a subgraph that knows the interface only as an
-   *    `@interfaceObject` (it answers `__typename` with the interface's name): that subgraph serves
-   *    the interface fields it owns; a look-up by key in a subgraph that has the real interface
-   *    tells each object's concrete type and serves the fields of the concrete types it has; the
-   *    rest are entity look-ups that follow it.
+   *    `@interfaceObject` (it answers `__typename` with the interface's name):
+   *    a. that subgraph serves the interface fields it owns, wherever they are selected;
+   *    b. a field selected on the interface itself (outside narrower type conditions) that it does
+   *       not own is looked up as the interface in a subgraph that resolves it there (another
+   *       interface object, or the interface's own subgraph): the concrete type does not matter to
+   *       it, and an implementation's field of the same name (a `@shareable` copy) is not the
+   *       interface's;
+   *    c. only when something depends on the concrete type (`__typename`, a narrower type
+   *       condition, a field left over) does a look-up by key in a subgraph that has the real
+   *       interface tell each object's type; it serves the fields of the concrete types it has, and
+   *       the rest are entity look-ups that follow it. Without it the objects keep the interface's
+   *       name, and the answer is projected on the interface.
    */
   planInterfaceObject(
     iface: GraphQLInterfaceType,
@@ -385,23 +418,39 @@ export class Planner {
     step: PlanStep,
     at: SelectionTree,
     path: readonly string[],
-    provided: FieldSetTree | undefined,
+    providedHere: FieldSetTree | undefined,
     touched: Set<PlanStep>,
     scope: Scope,
   ): void {
+    const provided = providedFor(providedHere, iface, this.schema);
     touched.add(step);
     addLeaf(at, TYPENAME);
-    const own = new Map<string, FieldNode[]>();
-    for (const possible of this.schema.getPossibleTypes(iface)) {
-      for (const [key, nodes] of collectFields(this.schema, this.analysis, possible, selectionSets)) {
-        const name = nodes[0].name.value;
-        if (name === TYPENAME || !iface.getFields()[name] || !(provided?.has(name) || this.model.canResolve(iface.name, name, graph, this.labels))) continue;
-        const known = own.get(key);
+    const onInterface = collectFields(this.schema, this.analysis, iface, selectionSets);
+    // Every response key with its nodes from every implementation (a narrower condition's merge in).
+    const all = new Map<string, FieldNode[]>();
+    let needsType = false;
+    const gather = (fields: FieldGroups, general: FieldGroups | undefined) => {
+      for (const [key, nodes] of fields) {
+        const known = all.get(key);
         if (known) known.push(...nodes.filter((n) => !known.includes(n)));
-        else own.set(key, [...nodes]);
+        else all.set(key, [...nodes]);
+        const selected = general?.get(key);
+        if (general && (!selected || nodes.some((n) => !selected.includes(n)))) needsType = true;
       }
+    };
+    gather(onInterface, undefined);
+    for (const possible of this.schema.getPossibleTypes(iface)) gather(collectFields(this.schema, this.analysis, possible, selectionSets), onInterface);
+    const served = new Map<string, FieldNode[]>();
+    for (const [key, nodes] of all) {
+      const name = nodes[0].name.value;
+      // Not an interface field (`__typename`, an implementation's own): the concrete type is needed (c).
+      const ofInterface = iface.getFields()[name] !== undefined;
+      const owned = ofInterface && (provided?.has(name) || this.model.canResolve(iface.name, name, graph, this.labels));
+      if (owned || (ofInterface && onInterface.has(key) && hasTarget(this, iface, name, graph, provided))) served.set(key, nodes);
+      else needsType = true;
     }
-    this.planObjectFields(iface, own, graph, step, at, path, provided, touched, scope);
+    this.planObjectFields(iface, served, graph, step, at, path, provided, touched, scope);
+    if (!needsType) return;
     const resolver = typeResolver(this, iface, graph, provided);
     const providers = new Set<PlanStep>([step]);
     this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers, scope));
@@ -410,7 +459,7 @@ export class Planner {
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
-    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, scope, new Set(own.keys()));
+    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, scope, new Set(served.keys()));
   }
 
   planObjectFields(
@@ -446,15 +495,16 @@ export class Planner {
       const responseKey = this.responseKey(path, key, name, node.arguments ?? []);
       const planned = addField(at, responseKey, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, responseKey), this.includedOf(nodes));
       if (returnType) {
+        this.noteOrigin([...path, responseKey], type.name, name, returnType.name);
         const own = this.model.providesOf(type.name, name, graph);
-        const childProvided = provided?.get(name) ?? (own ? this.model.providedFields(own) : undefined);
+        const childProvided = provided?.get(name) ?? (own ? this.model.providedSet(own) : undefined);
         const childScope = fieldScope(this, type, name, graph, scope, provided);
         this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, responseKey], childProvided, touched, childScope);
       }
     }
     for (const [key, nodes] of remote) {
       const name = nodes[0].name.value;
-      const target = chooseTarget(this, type, name, graph, provided, (g) => this.hasEntityStep(g, path, type.name), (g) => this.missingBelow(type, name, g, nodes, undefined));
+      const target = this.target(type, name, graph, provided, path, nodes);
       // 3. The key and the type name travel in the representation; 4. so do required fields,
       // wherever they come from. Every step that provides one comes before the entity step.
       const providers = new Set<PlanStep>([step]);
@@ -468,18 +518,46 @@ export class Planner {
       }, included);
       const child = this.entityStep(target.graph, path, type.name, providers, target.key, requires);
       if (target.lookupType) child.lookupType = target.lookupType;
-      // 8. At an @interfaceObject's position the objects may have learnt their concrete type first.
-      if (isInterfaceType(type)) child.objectTypes ??= new Set([type.name, ...this.schema.getPossibleTypes(type).map((t) => t.name)]);
       for (const provider of providers) touched.add(provider);
       touched.add(child);
       const returnType = compositeTypeOf(type, name);
       const responseKey = this.responseKey(path, key, name, nodes[0].arguments ?? []);
       const planned = addField(child.selection, responseKey, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, responseKey), included);
       if (returnType) {
+        this.noteOrigin([...path, responseKey], type.name, name, returnType.name);
         const own = this.model.providesOf(ownerType, name, target.graph);
         const childScope = fieldScope(this, type, name, target.graph, scope, undefined);
-        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, responseKey], own ? this.model.providedFields(own) : undefined, touched, childScope);
+        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, responseKey], own ? this.model.providedSet(own) : undefined, touched, childScope);
       }
+    }
+  }
+
+  /** Records the field of `typeName` that returned the objects at `path` (what `target` may ask again). */
+  noteOrigin(path: readonly string[], typeName: string, fieldName: string, returns: string): void {
+    const at = path.join('\u0000');
+    const origins = this.#origins.get(at);
+    if (!origins) this.#origins.set(at, [{ typeName, fieldName, returns }]);
+    else if (!origins.some((o) => o.typeName === typeName && o.fieldName === fieldName)) origins.push({ typeName, fieldName, returns });
+  }
+
+  /**
+   * 3. The entity look-up a field moves to. Without one the operation is unsatisfiable, unless a
+   *    subgraph that resolves the field could reach these objects through the field that returned
+   *    them, asked of it again (a shared root field, a value type's parent): the planner does not
+   *    model that, so it is left to stitching (PlanUnsupported). Objects under a type condition of
+   *    an abstract position are not reached so: a field answers all its objects from one subgraph.
+   */
+  target(type: GraphQLObjectType | GraphQLInterfaceType, name: string, graph: string, provided: FieldSetTree | undefined, path: readonly string[], nodes: readonly FieldNode[]): Target {
+    try {
+      return chooseTarget(this, type, name, graph, provided, (g) => this.hasEntityStep(g, path, type.name), (g) => this.missingBelow(type, name, g, nodes, undefined));
+    } catch (error) {
+      if (!(error instanceof PlanUnsatisfiable)) throw error;
+      const origins = this.#origins.get(path.join('\u0000')) ?? [];
+      const resolvers = this.model.resolversOf(type.name, name, this.labels).filter((g) => g !== graph);
+      if (origins.some((o) => o.returns === type.name && resolvers.some((g) => this.model.canResolve(o.typeName, o.fieldName, g, this.labels)))) {
+        throw new PlanUnsupported(`${error.message} but through its parent field asked of another subgraph`);
+      }
+      throw error;
     }
   }
 
@@ -501,15 +579,26 @@ export class Planner {
   }
 }
 
-/** A deep copy of a field set tree (under one field name, when given), so merging into it leaves the original alone. */
-function copyTree(tree: FieldSetTree, name?: string): FieldSetTree {
-  const copy: FieldSetTree = new Map([...tree].map(([key, sub]) => [key, copyTree(sub)]));
-  return name === undefined ? copy : new Map([[name, copy]]);
-}
-
 /** A path of objects in the answer: the response keys to it. */
 function pathKey(path: readonly string[]): string {
   return path.join('\u0000');
+}
+
+/** What serving a root field from one subgraph costs (1). */
+interface RootCost {
+  graph: string;
+  /** Requests one after another. */
+  sequential: number;
+  /** Requests, less the root request a subgraph already serving a root field saves. */
+  calls: number;
+  /** Steps: the root one and each entity look-up, however they are batched. */
+  lookups: number;
+}
+
+function cheaper(a: RootCost, b: RootCost): boolean {
+  if (a.sequential !== b.sequential) return a.sequential < b.sequential;
+  if (a.calls !== b.calls) return a.calls < b.calls;
+  return a.lookups < b.lookups;
 }
 
 /** One entity step per subgraph, position and type. */

@@ -67,6 +67,12 @@ export interface FetchStep {
   /** For an entity step: the type of the objects it extends (their `__typename`). */
   readonly entityType?: string;
   /**
+   * For a look-up of an interface's objects (`entityType` an interface, 8): every `__typename` they
+   * may carry, the interface's own (from an `@interfaceObject`) and each implementation's (told by
+   * another step meanwhile). Absent: only `entityType`.
+   */
+  readonly objectTypes?: ReadonlySet<string>;
+  /**
    * The type the look-up names (representations' `__typename`, the document's type condition)
    * when it differs from `entityType`: the interface, for a subgraph that knows it only as an
    * `@interfaceObject`, or for the step that learns each object's concrete type.
@@ -76,12 +82,6 @@ export interface FetchStep {
   readonly resolvesType?: boolean;
   /** The root selection, or what goes inside `... on EntityType`. */
   readonly selection: SelectionTree;
-  /**
-   * For a step at a position of an `@interfaceObject`'s objects: the type names of the objects it
-   * extends, the interface's and each implementation's (a look-up that tells the concrete type may
-   * have set it before this step runs). Absent: `entityType` alone.
-   */
-  readonly objectTypes?: ReadonlySet<string>;
   /** Fields each representation carries (keys and `@requires` fields), and where the objects hold them; entity steps only. */
   readonly representation: RepresentationTree;
   /** The key fields among them: an object whose key field is null or missing is not an entity and is not looked up. */
@@ -115,13 +115,20 @@ export interface Fetch {
 export interface PlannedDenial {
   /** Response keys to the objects that carry it (list items walked through). */
   readonly path: readonly string[];
-  /** The object type it is a field of: objects of other types at an abstract position keep theirs. */
+  /** The type it is a field of: objects of other types at an abstract position keep theirs. */
   readonly typeName: string;
+  /** For a field of an interface: every `__typename` its objects may carry (see `FetchStep.objectTypes`). */
+  readonly objectTypes?: ReadonlySet<string>;
   readonly key: string;
   readonly coordinate: string;
 }
 
 export interface QueryPlan {
+  /**
+   * Why no plan can answer the operation (PlanUnsatisfiable): a field it selects has no source where
+   * it is asked. The plan then has no fetches, and the request is refused with QUERY_PLANNING_FAILED.
+   */
+  readonly unsatisfiable?: string;
   /** In an order where every fetch comes after those it depends on. */
   readonly fetches: readonly Fetch[];
   /** Fields the request's authorization decision denies. */
@@ -141,9 +148,9 @@ export interface PlanStep {
   readonly subgraph: string;
   readonly path: readonly string[];
   readonly entityType?: string;
+  readonly objectTypes?: ReadonlySet<string>;
   lookupType?: string;
   resolvesType?: boolean;
-  objectTypes?: ReadonlySet<string>;
   readonly selection: SelectionTree;
   readonly representation: RepresentationDraft;
   readonly keyFields: FieldSetTree;

@@ -3,6 +3,7 @@ import {
   getOperationAST,
   getVariableValues,
   GraphQLError,
+  isInterfaceType,
   isLeafType,
   isListType,
   isNonNullType,
@@ -16,10 +17,12 @@ import {
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLAbstractType,
+  type GraphQLInterfaceType,
   type GraphQLLeafType,
   type GraphQLObjectType,
   type GraphQLOutputType,
   type GraphQLSchema,
+  type GraphQLTypeResolver,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
@@ -50,7 +53,11 @@ export interface AnswerProjector {
  * only walks the tree. The answer is the same, by the spec's execution rules (GraphQL spec 6.4):
  * fields in collected order, leaves serialised by their type, abstract types resolved by
  * `__typename`, a failed field's error at its path, nulls propagated to the nearest nullable
- * position, and the fields after a propagated null left out as graphql-js leaves them.
+ * position, and the fields after a propagated null left out as graphql-js leaves them. One addition:
+ * an object of an interface that the plan did not need the concrete type of (from an
+ * `@interfaceObject`, only fields of the interface asked) carries the interface's name, and is
+ * projected on the interface itself (graphql-js, given `interfaceObjectTypeResolver`, on one of its
+ * implementations, which answers the same such fields; an interface without one it cannot project).
  */
 export function createAnswerProjector(schema: GraphQLSchema): AnswerProjector {
   const compiled = new WeakMap<DocumentNode, Map<string, Compiled | null>>();
@@ -139,6 +146,17 @@ function conditionVariablesOf(operation: OperationDefinitionNode, fragments: Rec
   return [...names].sort();
 }
 
+/**
+ * graphql-js's type resolution for the reference projection (`execute` over the merged tree): by
+ * `__typename`, except that an object carrying an interface's own name is taken as its first
+ * implementation, which answers the interface's fields alike (see createAnswerProjector).
+ */
+export const interfaceObjectTypeResolver: GraphQLTypeResolver<unknown, unknown> = function interfaceObjectTypeResolver(value, _context, info, abstract) {
+  const name = typeof value === 'object' && value !== null ? (value as Data).__typename : undefined;
+  if (typeof name !== 'string' || name !== abstract.name || !isInterfaceType(abstract)) return name as string | undefined;
+  return info.schema.getPossibleTypes(abstract)[0]?.name ?? name;
+};
+
 /** What one request's walk carries: the current path (copied only into an error) and the errors so far. */
 interface Walk {
   path: (string | number)[];
@@ -165,11 +183,14 @@ class Selections {
     private readonly schema: GraphQLSchema,
     private readonly fragments: Record<string, FragmentDefinitionNode>,
     private readonly variables: Data,
-    private readonly type: GraphQLObjectType,
+    /** An interface for an object the plan left with the interface's name (see `runtimeType`). */
+    private readonly type: GraphQLObjectType | GraphQLInterfaceType,
     /** The operation's selection set at the root; below it, the field nodes whose sub-selections merge (collectSubfields). */
     from: SelectionSetNode | readonly FieldNode[],
   ) {
-    this.fieldNodes = 'kind' in from ? collectFields(schema, fragments, variables, type, from) : collectSubfields(schema, fragments, variables, type, from);
+    // graphql-js's collection takes an interface as well: a condition applies when the interface is it or implements it.
+    const runtime = type as GraphQLObjectType;
+    this.fieldNodes = 'kind' in from ? collectFields(schema, fragments, variables, runtime, from) : collectSubfields(schema, fragments, variables, runtime, from);
   }
 
   get fields(): CompiledField[] {
@@ -242,12 +263,15 @@ class Selections {
     };
   }
 
-  private subSelections(type: GraphQLObjectType, site: Site): Selections {
+  private subSelections(type: GraphQLObjectType | GraphQLInterfaceType, site: Site): Selections {
     return new Selections(this.schema, this.fragments, this.variables, type, site.nodes);
   }
 
-  /** The object type an abstract position holds, by the value's `__typename`, with graphql-js's errors. */
-  private runtimeType(abstract: GraphQLAbstractType, value: unknown, site: Site): GraphQLObjectType {
+  /**
+   * The object type an abstract position holds, by the value's `__typename`, with graphql-js's
+   * errors; the interface itself for an object that carries its name (planned as the interface).
+   */
+  private runtimeType(abstract: GraphQLAbstractType, value: unknown, site: Site): GraphQLObjectType | GraphQLInterfaceType {
     const name = typeof value === 'object' && value !== null ? (value as Data).__typename : undefined;
     if (typeof name !== 'string') {
       // The schema has no isTypeOf functions, so a value without `__typename` resolves to no type.
@@ -256,6 +280,7 @@ class Selections {
         { nodes: site.nodes },
       );
     }
+    if (name === abstract.name && isInterfaceType(abstract)) return abstract;
     const runtime = this.schema.getType(name);
     if (runtime == null) throw new GraphQLError(`Abstract type "${abstract.name}" was resolved to a type "${name}" that does not exist inside the schema.`, { nodes: site.nodes });
     if (!isObjectType(runtime)) throw new GraphQLError(`Abstract type "${abstract.name}" was resolved to a non-object type "${name}".`, { nodes: site.nodes });

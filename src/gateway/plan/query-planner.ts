@@ -14,12 +14,12 @@ import {
 import type { Executor } from '@graphql-tools/utils';
 import { buildPlan, type QueryPlan } from './build-plan.js';
 import { runPlan } from './run-plan.js';
-import { PlanInvalid, PlanUnsupported } from './supergraph-model.js';
+import { PlanInvalid, PlanUnsatisfiable, PlanUnsupported } from './supergraph-model.js';
 import { Supergraph } from '../supergraph/supergraph.js';
-import { clientError } from '../../errors/client-error.js';
+import { clientError, requestError } from '../../errors/client-error.js';
 import { createDocumentText, type DocumentText } from '../../cache/document-text.js';
 import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
-import { createAnswerProjector, type Projection } from './project-answer.js';
+import { createAnswerProjector, interfaceObjectTypeResolver, type Projection } from './project-answer.js';
 
 export interface QueryPlannerOptions {
   /** The served graph's supergraph, whose join facts the plans follow (a bare document is wrapped, for tests). */
@@ -38,7 +38,8 @@ export interface QueryPlannerOptions {
   /** The error of a field the caller may not read (the same the stitched schema's guards throw). */
   deniedError?: (coordinate: string) => Error;
   /**
-   * Told once per document planned, with the outcome: `planned`; `unsupported` (what plans do not
+   * Told once per document planned, with the outcome: `planned`; `unsatisfiable` (a field without
+   * a source where it is asked: the request is refused, with the reason); `unsupported` (what plans do not
    * model, with the reason, logged at debug level); `invalid` (a subgraph document failed its
    * subgraph's validation) and `failed` (the planner threw): planner bugs, logged as errors.
    */
@@ -64,7 +65,7 @@ export interface QueryPlannerOptions {
   };
 }
 
-export type PlanOutcome = 'planned' | 'unsupported' | 'invalid' | 'failed';
+export type PlanOutcome = 'planned' | 'unsatisfiable' | 'unsupported' | 'invalid' | 'failed';
 
 export interface QueryPlanner {
   /**
@@ -173,6 +174,13 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
         plan = buildPlan(model, supergraphSchema, document, operationName, on, denied);
         options.onPlanned?.('planned', undefined, operationName ?? undefined);
       } catch (error) {
+        if (error instanceof PlanUnsatisfiable) {
+          // No engine can answer it: a plan that refuses the request, never stitching.
+          plan = { unsatisfiable: error.message, fetches: [], denied: [], variableDefaults: {} };
+          options.onPlanned?.('unsatisfiable', error.message, operationName ?? undefined);
+          byName.set(key, plan);
+          return plan;
+        }
         // A planner failure must not fail the request: stitching can still run it.
         const outcome: PlanOutcome = error instanceof PlanInvalid ? 'invalid' : error instanceof PlanUnsupported ? 'unsupported' : 'failed';
         plan = error instanceof PlanUnsupported ? error : new PlanUnsupported(`the planner failed: ${(error as Error).message}`);
@@ -199,6 +207,7 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
       return plan instanceof PlanUnsupported ? plan.message : undefined;
     },
     async execute(plan, args) {
+      if (plan.unsatisfiable !== undefined) return { errors: [requestError('QUERY_PLANNING_FAILED', `The query cannot be planned: ${plan.unsatisfiable}.`)] };
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
       const sections = sectionCache?.forRequest(plan, args.contextValue, variables);
       const run = await runPlan(plan, executorOf, variables, args.contextValue, deniedError, sections);
@@ -219,6 +228,7 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
           variableValues: args.variableValues,
           operationName: args.operationName,
           fieldResolver: fromResponseKey,
+          typeResolver: interfaceObjectTypeResolver,
         })) as ExecutionResult;
         if (projection) verifyProjection(projection, run.data, result, args.operationName ?? undefined, options.onProjectionMismatch);
       }

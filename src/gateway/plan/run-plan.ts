@@ -56,7 +56,7 @@ export async function runPlan(
   // 4. Denied fields last: the plan may have fetched one it needed itself (a key), which the caller still may not read.
   for (const denial of plan.denied) {
     const objects = new Set<Data>();
-    collectObjects(data, denial.path, 0, denial.typeName, objects, true);
+    collectObjects(data, denial.path, 0, denial.typeName, objects, true, denial.objectTypes);
     const error = deniedError(denial.coordinate);
     for (const object of objects) object[denial.key] = error;
   }

@@ -46,6 +46,20 @@ export class PlanUnsupported extends Error {
 }
 
 /**
+ * An operation no plan can answer: a field it selects has no source where it is asked (no subgraph
+ * resolves it there, and no entity look-up by a key the objects' subgraph can return reaches one
+ * that does; a `resolvable: false` key is never looked up). Not a gap of the planner, so stitching
+ * does not get it: the request is answered with one error and no data, as Apollo's planner and the
+ * federation audit expect of a query the supergraph cannot satisfy.
+ */
+export class PlanUnsatisfiable extends PlanUnsupported {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'PlanUnsatisfiable';
+  }
+}
+
+/**
  * A plan whose subgraph document its subgraph would reject (validated against the subgraph's own
  * schema when planned). The safety net, never the design: each one is a planner bug, logged and
  * counted (`switchyard_plans_total{outcome="invalid"}`), and the document runs by stitching.
@@ -61,6 +75,13 @@ const NO_LABELS: ReadonlySet<string> = new Set();
 
 /** A parsed field set (`id`, `price weight`, `organization { id }`): field name → its own sub-selection. */
 export type FieldSetTree = Map<string, FieldSetTree>;
+
+/**
+ * In a `@provides` field set (`providedSet`), the key of what an inline fragment provides: this
+ * prefix and its type condition (`... on Dog { name }` provides `name` only on Dogs). No field name
+ * starts with it; `providedFor` resolves the conditions for the objects at hand.
+ */
+export const PROVIDED_ON = '... on ';
 
 /**
  * The join facts of a supergraph, read once per served graph (the served graph's `Supergraph` builds
@@ -167,13 +188,16 @@ export class SupergraphModel {
 
   /**
    * Whether `graph` resolves `typeName.fieldName` by itself: the type is in the graph and the field
-   * is not external there, not overridden away, or is one of its key fields.
+   * is not external there, not overridden away, or is one of its key fields. A key field marked
+   * `@external` in a Federation 2 type is external like any other (a Fed 1 `extend type`'s key
+   * fields come without the mark): that subgraph cannot return it, so it cannot make
+   * representations of the type either, and what it answers there is not the entity's value.
    */
   canResolve(typeName: string, fieldName: string, graph: string, labels: ReadonlySet<string> = NO_LABELS): boolean {
     const model = this.#types.get(typeName);
     const inGraph = model?.graphs.get(graph);
     if (!model || !inGraph) return false;
-    if (inGraph.keyFields.has(fieldName)) return true;
+    if (inGraph.keyFields.has(fieldName)) return model.fields.get(fieldName)?.get(graph)?.external !== true;
     // A field of an interface that an `@interfaceObject` adds: no subgraph serves it on the object type itself.
     if (model.unowned.has(fieldName)) return false;
     const joins = model.fields.get(fieldName);
@@ -232,41 +256,35 @@ export class SupergraphModel {
 
   /** A field set as a tree of field names; inline fragments count as their fields. */
   fieldSet(fields: string): FieldSetTree {
-    return treeOf(this.fieldSetSelection(fields));
+    return treeOf(this.fieldSetSelection(fields), false);
   }
 
-  /**
-   * A `@provides` field set as a tree: the fields of an inline fragment are provided on objects of
-   * its type only, so they stay under a `... on Type` entry (see `providedOn`), never a field's name.
-   */
-  providedFields(fields: string): FieldSetTree {
+  /** A `@provides` field set: what an inline fragment provides is kept under its type condition (PROVIDED_ON). */
+  providedSet(fields: string): FieldSetTree {
     return treeOf(this.fieldSetSelection(fields), true);
   }
 }
 
-/** The prefix of a `@provides` tree entry that holds an inline fragment's fields: `... on Book`. */
-export const PROVIDED_ON = '... on ';
-
-function treeOf(selectionSet: SelectionSetNode, keepFragments = false): FieldSetTree {
+function treeOf(selectionSet: SelectionSetNode, conditions: boolean): FieldSetTree {
   const tree: FieldSetTree = new Map();
   for (const selection of selectionSet.selections) {
     if (selection.kind === Kind.FIELD) {
-      const sub = selection.selectionSet ? treeOf(selection.selectionSet, keepFragments) : new Map();
+      const sub = selection.selectionSet ? treeOf(selection.selectionSet, conditions) : new Map();
       const existing = tree.get(selection.name.value);
       if (existing) for (const [k, v] of sub) existing.set(k, v);
       else tree.set(selection.name.value, sub);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      if (keepFragments && selection.typeCondition) {
+      if (conditions && selection.typeCondition) {
         const key = PROVIDED_ON + selection.typeCondition.name.value;
+        const sub = treeOf(selection.selectionSet, conditions);
         const existing = tree.get(key);
-        const sub = treeOf(selection.selectionSet, true);
         if (existing) for (const [k, v] of sub) existing.set(k, v);
         else tree.set(key, sub);
         continue;
       }
       // A type condition needs the object's type name beside its fields (required fields of abstract type).
       if (selection.typeCondition) tree.set('__typename', new Map());
-      for (const [k, v] of treeOf(selection.selectionSet, keepFragments)) tree.set(k, v);
+      for (const [k, v] of treeOf(selection.selectionSet, conditions)) tree.set(k, v);
     }
   }
   return tree;
