@@ -16,13 +16,16 @@ import {
 } from 'graphql';
 import type { FieldGroups, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
-import { chooseTarget, compositeTypeOf, subgraphKey, typeResolver } from './entity-paths.js';
-import type { PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
+import { chooseWay, compositeTypeOf, localFieldType, subgraphKey, typedPosition, typeResolver, type Coverage, type Way } from './entity-paths.js';
+import type { Above, Frame, PlanStep, PlannedDenial, PlannedField, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree, sameArguments } from './selection-tree.js';
 import { PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
 /** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
 const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
+
+/** How deep below a field its coverage is counted (deeper fields rarely decide between subgraphs). */
+const COVERAGE_DEPTH = 4;
 
 /** One operation's planning: its steps by position, the denials, private and client keys (10). Lives for one buildPlan call. */
 export class Planner {
@@ -30,6 +33,19 @@ export class Planner {
   /** The root steps of mutation fields: their documents are mutations. */
   readonly mutationRoots = new Set<PlanStep>();
   readonly #byPosition = new Map<string, PlanStep[]>();
+  /** The root step of each subgraph (queries: one per subgraph). */
+  readonly #roots = new Map<string, PlanStep>();
+  /**
+   * Every frame planned, by position, and by the tree it plans and position (11). One tree may hold
+   * objects of several positions: a look-up serves every object of its type at its path, whatever
+   * the types above them, and each position keeps its own frame, so ways above it stay its own.
+   */
+  readonly #frames = new Map<string, Frame[]>();
+  readonly #frameOfTree = new Map<SelectionTree, Map<string, Frame>>();
+  /** Whether root fields may be selected again in another subgraph (a query's, never a mutation's). */
+  rootLookups = true;
+  /** How many ways were chosen for fewer steps one after another over fewer requests (see buildPlan). */
+  tradeOffs = 0;
   readonly denials: PlannedDenial[] = [];
   /** Fields the plan needs under a private key at a position (path and type), by field name (10). */
   readonly #privateKeys = new Map<string, Map<string, string>>();
@@ -46,6 +62,8 @@ export class Planner {
     readonly labels: ReadonlySet<string>,
     /** Coordinates (`Type.field`) the authorization decision denies: 9. */
     readonly denied: ReadonlySet<string>,
+    /** The depth within which ways are chosen by fewest requests (11, see buildPlan); none: by fewest steps first. */
+    readonly depthBudget?: number,
   ) {}
 
   /**
@@ -119,7 +137,7 @@ export class Planner {
 
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
     const fields = collectFields(this.schema, this.analysis, rootType, [selectionSet]);
-    const roots = new Map<string, PlanStep>();
+    this.rootLookups = !serial;
     let previous: PlanStep[] = [];
     for (const [key, nodes] of fields) {
       const name = nodes[0].name.value;
@@ -129,21 +147,71 @@ export class Planner {
       if (this.deny(rootType, name, key, [])) continue;
       const graphs = this.model.resolversOf(rootType.name, name, this.labels);
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
-      let step: PlanStep | undefined;
       if (serial) {
         const first = this.steps.length;
-        step = this.newStep(graphs[0], [], undefined);
+        const step = this.newStep(graphs[0], [], undefined);
         this.mutationRoots.add(step);
         for (const before of previous) step.dependsOn.add(before);
-        this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set());
+        this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set(), undefined);
         // 1. The next mutation field waits for everything this one needs, its entity steps included.
         previous = this.steps.slice(first);
         continue;
       }
-      const graph = graphs.find((g) => roots.has(g)) ?? graphs[0];
-      step = roots.get(graph);
-      if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
-      this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set());
+      const graph = this.rootGraph(rootType, name, nodes, graphs);
+      const step = this.rootStep(graph);
+      this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), undefined);
+    }
+  }
+
+  /**
+   * 1. The subgraph of a query's root field: fewest requests (one that has a root fetch already,
+   *    and resolves everything asked below the field by itself), then the one that resolves most of
+   *    it, then supergraph order. What it leaves is reached by the ways of chooseWay (11).
+   */
+  rootGraph(rootType: GraphQLObjectType, name: string, nodes: readonly FieldNode[], graphs: readonly string[]): string {
+    let best = graphs[0];
+    let bestScore: number[] | undefined;
+    for (const graph of graphs) {
+      const { covered, total } = this.coverage(rootType, name, nodes, graph);
+      const score = [(this.#roots.has(graph) ? 0 : 1) + (covered < total ? 1 : 0), -covered];
+      if (!bestScore || score[0] < bestScore[0] || (score[0] === bestScore[0] && score[1] < bestScore[1])) {
+        best = graph;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+
+  /** The root step of a subgraph in a query, made on first use. */
+  rootStep(graph: string): PlanStep {
+    let step = this.#roots.get(graph);
+    if (!step) this.#roots.set(graph, (step = this.newStep(graph, [], undefined)));
+    return step;
+  }
+
+  /**
+   * How much of the client's selection below a field `graph` resolves by itself, counted to
+   * COVERAGE_DEPTH: a field counts where the subgraph resolves it and every field above it.
+   */
+  coverage(type: GraphQLObjectType | GraphQLInterfaceType, name: string, nodes: readonly FieldNode[], graph: string): Coverage {
+    const returnType = compositeTypeOf(type, name);
+    const counts = { covered: 0, total: 0 };
+    if (returnType) this.countCovered(returnType, subSelections(nodes), graph, COVERAGE_DEPTH, counts);
+    return counts;
+  }
+
+  countCovered(type: GraphQLCompositeType, selectionSets: readonly (SelectionSetNode | undefined)[], graph: string | undefined, depth: number, counts: { covered: number; total: number }): void {
+    if (depth === 0) return;
+    for (const possible of isObjectType(type) ? [type] : this.schema.getPossibleTypes(type)) {
+      for (const [, nodes] of collectFields(this.schema, this.analysis, possible, selectionSets)) {
+        const name = nodes[0].name.value;
+        if (name === TYPENAME) continue;
+        counts.total++;
+        const here = graph !== undefined && this.model.canResolve(possible.name, name, graph, this.labels) && !this.model.requiresOf(possible.name, name, graph);
+        if (here) counts.covered++;
+        const returnType = compositeTypeOf(possible, name);
+        if (returnType) this.countCovered(returnType, subSelections(nodes), here ? graph : undefined, depth - 1, counts);
+      }
     }
   }
 
@@ -177,8 +245,28 @@ export class Planner {
     return step;
   }
 
-  hasEntityStep(graph: string, path: readonly string[], typeName: string): boolean {
-    return this.#byPosition.has(positionKey(graph, path, typeName));
+  framesAt(position: string): readonly Frame[] {
+    return this.#frames.get(position) ?? [];
+  }
+
+  entitySteps(graph: string): readonly PlanStep[] {
+    return this.steps.filter((step) => step.graph === graph && step.entityType !== undefined);
+  }
+
+  /** The frame of a tree planned for objects of a position, made (and recorded there) on first use (11). */
+  frame(type: GraphQLObjectType | GraphQLInterfaceType, graph: string, step: PlanStep, at: SelectionTree, path: readonly string[], provided: FieldSetTree | undefined, above: Above | undefined): Frame {
+    const position = typedPosition(above?.frame.position, above?.key, type.name);
+    let byPosition = this.#frameOfTree.get(at);
+    if (!byPosition) this.#frameOfTree.set(at, (byPosition = new Map()));
+    let frame = byPosition.get(position);
+    if (!frame) {
+      frame = { type, graph, step, at, path, position, provided, above };
+      byPosition.set(position, frame);
+      const frames = this.#frames.get(position);
+      if (frames) frames.push(frame);
+      else this.#frames.set(frame.position, [frame]);
+    }
+    return frame;
   }
 
   /** Plans selections at one position (an object, interface or union) inside `step`; adds every step it puts fields in to `touched`. */
@@ -192,16 +280,18 @@ export class Planner {
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
     /** Response keys another step serves at this position (8). */
-    skip?: ReadonlySet<string>,
+    skip: ReadonlySet<string> | undefined,
+    /** The field whose value holds these objects (11); absent at the root. */
+    above: Above | undefined,
   ): void {
     if (isObjectType(parentType)) {
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, provided, touched);
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, provided, touched, above);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) {
-      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched);
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched, above);
       return;
     }
     addLeaf(at, TYPENAME);
@@ -215,7 +305,7 @@ export class Planner {
       if (fields.size === 0) continue;
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
-      this.planObjectFields(possible, fields, graph, step, fragment, path, provided, touched);
+      this.planObjectFields(possible, fields, graph, step, fragment, path, provided, touched, above);
     }
   }
 
@@ -235,6 +325,7 @@ export class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
+    above: Above | undefined,
   ): void {
     touched.add(step);
     addLeaf(at, TYPENAME);
@@ -248,17 +339,17 @@ export class Planner {
         else own.set(key, [...nodes]);
       }
     }
-    this.planObjectFields(iface, own, graph, step, at, path, provided, touched);
+    this.planObjectFields(iface, own, graph, step, at, path, provided, touched, above);
     const resolver = typeResolver(this, iface, graph, provided);
     const providers = new Set<PlanStep>([step]);
-    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers));
+    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers, above));
     const resolution = this.entityStep(resolver.graph, path, iface.name, providers);
     resolution.lookupType = iface.name;
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
     this.addKey(resolution, resolver.key);
-    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()));
+    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, new Set(own.keys()), above);
   }
 
   /** The key's fields go into the step's representations, and mark an object with a null one as no entity. */
@@ -277,7 +368,9 @@ export class Planner {
     path: readonly string[],
     provided: FieldSetTree | undefined,
     touched: Set<PlanStep>,
+    above: Above | undefined,
   ): void {
+    const frame = this.frame(type, graph, step, at, path, provided, above);
     const remote: [string, readonly FieldNode[]][] = [];
     this.recordClientKeys(path, type.name, fields);
     for (const [key, nodes] of fields) {
@@ -297,39 +390,109 @@ export class Planner {
       }
       touched.add(step);
       const returnType = compositeTypeOf(type, name);
-      const planned = this.addPlannedField(at, key, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, key), path, type.name);
+      const conditions = conditionsOf(nodes);
+      const planned = this.addPlannedField(at, key, name, node.arguments ?? [], returnType !== undefined, conditions, subgraphKey(this.model, type, name, graph, key), path, type.name);
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.fieldSet(own) : undefined);
-        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched);
+        const below: Above = { frame, key, name, arguments: node.arguments ?? [], directives: conditions };
+        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, key], childProvided, touched, undefined, below);
       }
     }
     for (const [key, nodes] of remote) {
       const name = nodes[0].name.value;
-      const target = chooseTarget(this, type, name, graph, provided, (g) => this.hasEntityStep(g, path, type.name));
+      const way = chooseWay(this, frame, name, (g) => this.coverage(type, name, nodes, g));
+      if (way.tradeOff) this.tradeOffs++;
+      this.follow(way, frame, key, nodes, touched);
+    }
+  }
+
+  /**
+   * Plans a field its frame's subgraph cannot resolve the way chooseWay found (3, 4, 8, 11): the
+   * look-up's key (and required fields) in the frame it starts from, whose steps all come before
+   * it; then, from the level the way starts at, the client's fields down to the field's position,
+   * and the field there with its selection.
+   */
+  follow(way: Way, frame: Frame, key: string, nodes: readonly FieldNode[], touched: Set<PlanStep>): void {
+    const { type, path } = frame;
+    const name = nodes[0].name.value;
+    const links: Above[] = [];
+    let level = frame;
+    for (let i = 0; i < way.level; i++) {
+      links.unshift(level.above!);
+      level = level.above!.frame;
+    }
+    let top: Frame;
+    if (way.kind === 'extend') top = way.from!;
+    else if (way.kind === 'root') {
+      const root = this.rootStep(way.graph);
+      top = this.frame(level.type, way.graph, root, root.selection, [], undefined, undefined);
+    } else {
       // 3. The key and the type name travel in the representation; 4. so do required fields,
       // wherever they come from. Every step that provides one comes before the entity step.
-      const providers = new Set<PlanStep>([step]);
-      addLeaf(at, TYPENAME);
-      const ownerType = target.lookupType ?? type.name;
-      const requires = this.model.requiresOf(ownerType, name, target.graph);
+      const from = way.from!;
+      const providers = new Set<PlanStep>([from.step]);
+      addLeaf(from.at, TYPENAME);
+      const requires = way.level === 0 ? this.model.requiresOf(way.lookupType ?? type.name, name, way.graph) : undefined;
       this.internal(() => {
-        this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers);
-        if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers);
+        this.planSelections(from.type, [this.model.fieldSetSelection(way.key!)], from.graph, from.step, from.at, from.path, from.provided, providers, undefined, from.above);
+        if (requires) this.planSelections(from.type, [this.model.fieldSetSelection(requires)], from.graph, from.step, from.at, from.path, from.provided, providers, undefined, from.above);
       });
-      const child = this.entityStep(target.graph, path, type.name, providers);
-      if (target.lookupType) child.lookupType = target.lookupType;
+      const child = this.entityStep(way.graph, level.path, level.type.name, providers);
+      if (way.lookupType) child.lookupType = way.lookupType;
       for (const provider of providers) touched.add(provider);
-      this.addKey(child, target.key);
+      this.addKey(child, way.key!);
       if (requires) mergeTree(child.representation, this.model.fieldSet(requires));
       touched.add(child);
-      const returnType = compositeTypeOf(type, name);
-      const planned = this.addPlannedField(child.selection, key, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, key), path, type.name);
-      if (returnType) {
-        const own = this.model.providesOf(ownerType, name, target.graph);
-        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, key], own ? this.model.fieldSet(own) : undefined, touched);
+      if (way.level === 0) {
+        // Looked up for this field: the field is planned in the look-up whatever its subgraph requires (the representation carries it).
+        this.planLookedUp(type, key, nodes, way, this.frame(type, way.graph, child, child.selection, path, undefined, frame.above), touched);
+        return;
       }
+      top = this.frame(level.type, way.graph, child, child.selection, level.path, undefined, level.above);
     }
+    // 11. Down from the level the way starts at: the client's fields again, each below the one before.
+    let at = top;
+    links.forEach((link, i) => {
+      at = this.descend(at, link, i + 1 < links.length ? links[i + 1].frame : frame);
+    });
+    this.planObjectFields(type, new Map([[key, nodes]]), at.graph, at.step, at.at, at.path, at.provided, touched, at.above);
+  }
+
+  /** The field in the entity step that looks it up at its own position (3, 4, 8). */
+  planLookedUp(type: GraphQLObjectType | GraphQLInterfaceType, key: string, nodes: readonly FieldNode[], way: Way, frame: Frame, touched: Set<PlanStep>): void {
+    const node = nodes[0];
+    const name = node.name.value;
+    const returnType = compositeTypeOf(type, name);
+    const conditions = conditionsOf(nodes);
+    const planned = this.addPlannedField(frame.at, key, name, node.arguments ?? [], returnType !== undefined, conditions, subgraphKey(this.model, type, name, way.graph, key), frame.path, type.name);
+    if (returnType) {
+      const own = this.model.providesOf(way.lookupType ?? type.name, name, way.graph);
+      const below: Above = { frame, key, name, arguments: node.arguments ?? [], directives: conditions };
+      this.planSelections(this.positionType(type, name, way.graph, returnType, planned), subSelections(nodes), way.graph, frame.step, planned.selection!, [...frame.path, key], own ? this.model.fieldSet(own) : undefined, touched, undefined, below);
+    }
+  }
+
+  /**
+   * One field of the way down (11): the client's field of the frame above, selected in this frame's
+   * step, and the frame of the objects below it there (in a fragment where that subgraph's field
+   * has an abstract type).
+   */
+  descend(frame: Frame, link: Above, below: Frame): Frame {
+    const { model } = this;
+    const localType = localFieldType(model, frame.type, link.name, below.type, frame.graph);
+    if (!localType) throw new PlanUnsupported(`${frame.graph} has no ${below.type.name} below ${frame.type.name}.${link.name}`);
+    const planned = this.addPlannedField(frame.at, link.key, link.name, link.arguments, true, link.directives, subgraphKey(model, frame.type, link.name, frame.graph, link.key), frame.path, frame.type.name);
+    let at = planned.selection!;
+    if (localType.name !== below.type.name) {
+      addLeaf(at, TYPENAME);
+      let fragment = at.fragments.get(below.type.name);
+      if (!fragment) at.fragments.set(below.type.name, (fragment = emptyTree()));
+      at = fragment;
+    }
+    const own = model.providesOf(frame.type.name, link.name, frame.graph);
+    const provided = frame.provided?.get(link.name) ?? (own ? model.fieldSet(own) : undefined);
+    return this.frame(below.type, frame.graph, frame.step, at, below.path, provided, { frame, key: link.key, name: link.name, arguments: link.arguments, directives: link.directives });
   }
 
   /**
