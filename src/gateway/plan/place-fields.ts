@@ -138,7 +138,7 @@ export class Planner {
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
     const fields = collectFields(this.schema, this.analysis, rootType, [selectionSet]);
     this.rootLookups = !serial;
-    let previous: PlanStep[] = [];
+    const planned: { key: string; nodes: readonly FieldNode[]; graphs: string[] }[] = [];
     for (const [key, nodes] of fields) {
       const name = nodes[0].name.value;
       if (INTROSPECTION_ROOTS.has(name)) continue;
@@ -147,7 +147,11 @@ export class Planner {
       if (this.deny(rootType, name, key, [])) continue;
       const graphs = this.model.resolversOf(rootType.name, name, this.labels);
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
-      if (serial) {
+      planned.push({ key, nodes, graphs });
+    }
+    if (serial) {
+      let previous: PlanStep[] = [];
+      for (const { key, nodes, graphs } of planned) {
         const first = this.steps.length;
         const step = this.newStep(graphs[0], [], undefined);
         this.mutationRoots.add(step);
@@ -155,12 +159,23 @@ export class Planner {
         this.planObjectFields(rootType, new Map([[key, nodes]]), step.graph, step, step.selection, [], undefined, new Set(), undefined);
         // 1. The next mutation field waits for everything this one needs, its entity steps included.
         previous = this.steps.slice(first);
-        continue;
       }
-      const graph = this.rootGraph(rootType, name, nodes, graphs);
+      return;
+    }
+    // 1. Fields that fewest subgraphs resolve whole are placed first: the root fetches they need are
+    // then there for the fields that any of several subgraphs would serve.
+    const whole = new Map(planned.map((field) => [field, field.graphs.filter((graph) => this.covers(rootType, field.nodes, graph)).length]));
+    for (const { key, nodes, graphs } of [...planned].sort((a, b) => whole.get(a)! - whole.get(b)!)) {
+      const graph = this.rootGraph(rootType, nodes, graphs);
       const step = this.rootStep(graph);
       this.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), undefined);
     }
+  }
+
+  /** Whether `graph` resolves a root field and all that is asked below it by itself. */
+  covers(rootType: GraphQLObjectType, nodes: readonly FieldNode[], graph: string): boolean {
+    const { covered, total } = this.coverage(rootType, nodes[0].name.value, nodes, graph);
+    return covered === total;
   }
 
   /**
@@ -168,11 +183,11 @@ export class Planner {
    *    and resolves everything asked below the field by itself), then the one that resolves most of
    *    it, then supergraph order. What it leaves is reached by the ways of chooseWay (11).
    */
-  rootGraph(rootType: GraphQLObjectType, name: string, nodes: readonly FieldNode[], graphs: readonly string[]): string {
+  rootGraph(rootType: GraphQLObjectType, nodes: readonly FieldNode[], graphs: readonly string[]): string {
     let best = graphs[0];
     let bestScore: number[] | undefined;
     for (const graph of graphs) {
-      const { covered, total } = this.coverage(rootType, name, nodes, graph);
+      const { covered, total } = this.coverage(rootType, nodes[0].name.value, nodes, graph);
       const score = [(this.#roots.has(graph) ? 0 : 1) + (covered < total ? 1 : 0), -covered];
       if (!bestScore || score[0] < bestScore[0] || (score[0] === bestScore[0] && score[1] < bestScore[1])) {
         best = graph;
@@ -401,7 +416,13 @@ export class Planner {
     }
     for (const [key, nodes] of remote) {
       const name = nodes[0].name.value;
-      const way = chooseWay(this, frame, name, (g) => this.coverage(type, name, nodes, g));
+      const coverages = new Map<string, Coverage>();
+      const coverage = (g: string): Coverage => {
+        let known = coverages.get(g);
+        if (!known) coverages.set(g, (known = this.coverage(type, name, nodes, g)));
+        return known;
+      };
+      const way = chooseWay(this, frame, name, coverage);
       if (way.tradeOff) this.tradeOffs++;
       this.follow(way, frame, key, nodes, touched);
     }
