@@ -121,7 +121,7 @@ export function chooseWay(ctx: WayContext, frame: Frame, fieldName: string, cove
   let best: Option | undefined;
   let bestScore: number[] = [];
   const scored: { depth: number; calls: number }[] = [];
-  for (const option of ways.options(ways.placeOf(frame), fieldName, MAX_KEY_HOPS)) {
+  for (const option of ways.options(ways.placeOf(frame), fieldName, MAX_KEY_HOPS, budget)) {
     const { covered, total } = coverage(option.graph);
     // What the subgraph leaves uncovered below the field costs at least one more request.
     const calls = option.calls + (covered < total ? 1 : 0);
@@ -205,6 +205,8 @@ class Ways {
   readonly #best = new Map<string, Estimate | null>();
   readonly #ids = new Map<Place, number>();
   readonly #depths = new Map<PlanStep, number>();
+  /** The entity steps of each subgraph: their positions and depths. */
+  readonly #entitySteps = new Map<string, { positions: Set<string>; depths: Set<number> }>();
 
   constructor(readonly ctx: WayContext) {}
 
@@ -236,13 +238,28 @@ class Ways {
     return depth;
   }
 
-  /** The way's options for the field at the place: a, b and c of chooseWay, with 8 at the position itself. */
-  *options(place: Place, name: string, hops: number): Generator<Option> {
+  /**
+   * The way's options for the field at the place: a, b and c of chooseWay, with 8 at the position
+   * itself. Above it, a subgraph is passed over at a level where no option can beat (be shallower
+   * than, or as shallow and free as) the best it has below: ties go to the way nearest the field.
+   * Depths within `budget` count as none (see chooseWay).
+   */
+  options(place: Place, name: string, hops: number, budget?: number): Option[] {
     const { model, labels } = this.ctx;
     const type = place.type;
+    const found: Option[] = [];
+    const over = (depth: number): number => (budget === undefined ? depth : Math.max(0, depth - budget));
+    const bestOf = new Map<string, Estimate>();
+    const add = (option: Option): void => {
+      found.push(option);
+      const best = bestOf.get(option.graph);
+      if (!best || over(option.depth) < over(best.depth) || (over(option.depth) === over(best.depth) && option.calls < best.calls)) bestOf.set(option.graph, option);
+    };
+    /** Whether the best option of the subgraph so far beats any at least this deep. */
+    const beaten = (best: Estimate | undefined, depth: number): boolean => best !== undefined && (over(best.depth) < over(depth) || (over(best.depth) === over(depth) && best.calls === 0));
     const here = [place, ...this.others(place)];
     // a. Another step holding these objects, in a subgraph that resolves the field.
-    for (const holder of here) if (holder.graph !== place.graph && this.returnable(holder.type, name, holder.graph, holder.provided)) yield { kind: 'extend', level: 0, graph: holder.graph, from: holder, depth: holder.depth, calls: 0 };
+    for (const holder of here) if (holder.graph !== place.graph && this.returnable(holder.type, name, holder.graph, holder.provided)) add({ kind: 'extend', level: 0, graph: holder.graph, from: holder, depth: holder.depth, calls: 0 });
     // b. A look-up here. A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
     for (const graph of model.resolversOf(type.name, name, labels)) {
       const requires = model.requiresOf(type.name, name, graph);
@@ -252,7 +269,7 @@ class Ways {
         for (const key of model.keysIn(type.name, graph)) {
           const keyed = this.obtain(holder, model.fieldSet(key), hops);
           const required = requires === undefined ? { depth: 0, calls: 0 } : this.obtain(holder, model.fieldSet(requires), hops);
-          if (keyed && required) yield this.lookup(0, graph, holder, key, undefined, Math.max(keyed.depth, required.depth) + 1, keyed.calls + required.calls, place);
+          if (keyed && required) add(this.lookup(0, graph, holder, key, undefined, Math.max(keyed.depth, required.depth) + 1, keyed.calls + required.calls, place));
         }
       }
     }
@@ -265,40 +282,44 @@ class Ways {
           for (const holder of here) {
             for (const key of model.keysIn(iface.name, graph)) {
               const keyed = this.obtain(holder, model.fieldSet(key), hops);
-              if (keyed) yield this.lookup(0, graph, holder, key, iface.name, keyed.depth + 1, keyed.calls, place);
+              if (keyed) add(this.lookup(0, graph, holder, key, iface.name, keyed.depth + 1, keyed.calls, place));
             }
           }
         }
       }
     }
-    // 11. Above the position: the fields down to it are selected again from there.
-    const chain: Link[] = [];
+    // 11. Above the position: the fields down to it are selected again from there, so only the
+    // subgraphs that resolve each of them stay candidates, one level up at a time.
+    let fitting = model.resolversOf(type.name, name, labels).filter((graph) => this.returnable(type, name, graph, undefined));
     let below = place;
-    for (let level = 1; below.above; level++) {
+    for (let level = 1; below.above && fitting.length > 0; level++) {
       const ancestor = below.above.place;
-      chain.unshift({ parent: ancestor.type, name: below.above.name, child: below.type });
+      const link = { parent: ancestor.type, name: below.above.name, child: below.type };
+      fitting = fitting.filter((graph) => this.fits(link, graph));
       const atRoot = ancestor.path.length === 0;
       // c. A mutation field is never run twice: nothing is selected again from above it.
       if (atRoot && !this.ctx.rootLookups) break;
-      const holders = [ancestor, ...this.others(ancestor)];
-      for (const graph of model.resolversOf(type.name, name, labels)) {
-        if (!this.fits(chain, type, name, graph)) continue;
-        for (const holder of holders) if (holder.graph === graph) yield { kind: 'extend', level, graph, from: holder, depth: holder.depth, calls: 0 };
+      const holders = fitting.length > 0 ? [ancestor, ...this.others(ancestor)] : [];
+      const shallowest = Math.min(...holders.map((holder) => holder.depth));
+      for (const graph of fitting) {
+        if (beaten(bestOf.get(graph), shallowest)) continue;
+        for (const holder of holders) if (holder.graph === graph) add({ kind: 'extend', level, graph, from: holder, depth: holder.depth, calls: 0 });
         if (atRoot) {
-          if (!holders.some((holder) => holder.graph === graph)) yield { kind: 'root', level, graph, depth: 0, calls: 1 };
+          if (!holders.some((holder) => holder.graph === graph)) add({ kind: 'root', level, graph, depth: 0, calls: 1 });
           continue;
         }
         if (!isObjectType(ancestor.type)) continue;
         for (const holder of holders) {
-          if (holder.graph === graph) continue;
+          if (holder.graph === graph || beaten(bestOf.get(graph), holder.depth + 1)) continue;
           for (const key of model.keysIn(ancestor.type.name, graph)) {
             const keyed = this.obtain(holder, model.fieldSet(key), hops);
-            if (keyed) yield this.lookup(level, graph, holder, key, undefined, keyed.depth + 1, keyed.calls, ancestor);
+            if (keyed) add(this.lookup(level, graph, holder, key, undefined, keyed.depth + 1, keyed.calls, ancestor));
           }
         }
       }
       below = ancestor;
     }
+    return found;
   }
 
   /** A look-up of the objects at `at` (the level's place): its own request unless it shares one. */
@@ -357,13 +378,9 @@ class Ways {
     return provided?.has(name) === true || (this.ctx.model.canResolve(type.name, name, graph, this.ctx.labels) && !this.ctx.model.requiresOf(type.name, name, graph));
   }
 
-  /** Whether `graph` resolves every field from a level above down to the field, each below the one before. */
-  fits(chain: readonly Link[], type: GraphQLObjectType | GraphQLInterfaceType, name: string, graph: string): boolean {
-    for (const link of chain) {
-      if (!this.returnable(link.parent, link.name, graph, undefined)) return false;
-      if (!localFieldType(this.ctx.model, link.parent, link.name, link.child, graph)) return false;
-    }
-    return this.returnable(type, name, graph, undefined);
+  /** Whether `graph` resolves one field of the way down, with the objects below it of the type they have there. */
+  fits(link: Link, graph: string): boolean {
+    return this.returnable(link.parent, link.name, graph, undefined) && localFieldType(this.ctx.model, link.parent, link.name, link.child, graph) !== undefined;
   }
 
   /** The other frames planned at the place's position. */
@@ -379,7 +396,16 @@ class Ways {
    * subgraph is made there already, or one at that depth shares its request (batchFetches 6).
    */
   shares(graph: string, path: readonly string[], typeName: string, depth: number): boolean {
-    return this.ctx.entitySteps(graph).some((step) => (step.entityType === typeName && samePath(step.path, path)) || this.depthOf(step) === depth);
+    let steps = this.#entitySteps.get(graph);
+    if (!steps) {
+      steps = { positions: new Set(), depths: new Set() };
+      for (const step of this.ctx.entitySteps(graph)) {
+        steps.positions.add(positionKey(step.path, step.entityType!));
+        steps.depths.add(this.depthOf(step));
+      }
+      this.#entitySteps.set(graph, steps);
+    }
+    return steps.depths.has(depth) || steps.positions.has(positionKey(path, typeName));
   }
 
   /** The objects below one field of the place, as `graph` would hold them (considered only). */
@@ -409,8 +435,8 @@ export function typedPosition(parent: string | undefined, key: string | undefine
   return parent === undefined ? typeName : `${parent}\u0001${key}\u0002${typeName}`;
 }
 
-function samePath(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((key, i) => key === b[i]);
+function positionKey(path: readonly string[], typeName: string): string {
+  return `${path.join('\u0000')}\u0000${typeName}`;
 }
 
 function printTree(tree: FieldSetTree): string {
