@@ -16,20 +16,24 @@ const NONE: ReadonlySet<string> = new Set();
  * PlanUnsupported for what it does not model (subscriptions, executable directives other than
  * `@skip`/`@include`, a nested key field under a response key the client uses for another field);
  * the caller then executes the operation by stitching. The numbers below are referred to in the code:
- * placing fields (1 to 4, 8 to 10) is in place-fields.ts (8 in planInterfaceObject, 10 in
- * addPlannedField), with the choice of a look-up's subgraph and key in entity-paths.ts; ordering and
- * batching (6) in batch-fetches.ts; documents (5) and their validation (7) in emit-documents.ts.
+ * placing fields (1 to 4, 8 to 11) is in place-fields.ts (8 in planInterfaceObject, 10 in
+ * addPlannedField, 11 in follow), with the choice of the way to a field (its subgraph, level and
+ * key) in entity-paths.ts (chooseWay); ordering and batching (6) in batch-fetches.ts; documents (5)
+ * and their validation (7) in emit-documents.ts. Decision 017 tells why ways are chosen as they are.
  *
- * 1. Root fields are grouped by the subgraph that resolves them (preferring one already chosen).
- *    Mutation fields run one after another (GraphQL spec 6.2.2): each gets its own root fetch,
- *    which waits for every step of the field before it. Introspection fields (`__schema`,
- *    `__type`, `__typename`) are answered by the router from the API schema.
+ * 1. Root fields are grouped by the subgraph that resolves them: one already chosen, then the one
+ *    resolving most of what is asked below the field; fields that fewest subgraphs resolve whole
+ *    are placed first. Mutation fields run one after another (GraphQL spec 6.2.2): each gets its
+ *    own root fetch, which waits for every step of the field before it. Introspection fields
+ *    (`__schema`, `__type`, `__typename`) are answered by the router from the API schema.
  * 2. Each field stays in the subgraph of its parent while that subgraph can resolve it (its own
  *    field, a key field, or one a parent field `@provides`), and has no `@requires` there.
  * 3. Otherwise the field moves to an entity step at the same position in a subgraph that resolves
- *    it, by a key the current subgraph can return; when none can be returned directly, the key's
- *    fields are themselves planned as fields (a hop through a subgraph that knows both keys).
- *    The key fields and `__typename` are added to the parent step for the representations.
+ *    it, by a key the objects can be given; when none can be returned directly, the key's fields
+ *    are themselves planned as fields (a hop through a subgraph that knows both keys, or, for a
+ *    nested key, look-ups of the objects below). The key fields and `__typename` are added to the
+ *    step the look-up follows, for the representations. Where no look-up reaches the field at its
+ *    position, 11.
  * 4. A field with `@requires` gets its required fields planned at the same position first (they may
  *    come from other steps), and its entity step depends on every step that provides them. When
  *    the step of that subgraph at that position is itself needed to provide them (two subgraphs
@@ -45,6 +49,15 @@ const NONE: ReadonlySet<string> = new Set();
  * 9. A plan is made per authorization decision too: a field the caller may not read is left out
  *    of every subgraph document and answered FORBIDDEN at its path, nullability deciding what
  *    else falls; keys and required fields the plan itself needs are still fetched.
+ * 11. A field no look-up reaches at its own position (a value type with no key where the field
+ *     is) is reached from above: an entity above it looked up in a subgraph that resolves every
+ *     field from there down to it (re-selected under the client's keys, lists and fragments on
+ *     the way), or, in a query, the root field fetched again from such a subgraph (a shared root
+ *     field: each subgraph selects what it resolves, the answers merge). Among all the ways to a
+ *     field (these, the look-ups of 3 and 8, another step already holding the objects) the fewest
+ *     steps one after another win, then the fewest requests. The choice is made field by field;
+ *     when a way was taken for fewer steps over one as cheap in requests, the operation is planned
+ *     again within the first plan's depth, fewest requests deciding, and the cheaper plan is kept.
  */
 export function buildPlan(
   model: SupergraphModel,
