@@ -114,6 +114,7 @@ const MAX_KEY_HOPS = 3;
  *     Above the field's own position, the look-up re-selects the fields on the way down, so every
  *     subgraph of the way must resolve each of them (a value type with no key of its own is
  *     reached from the nearest entity, or the root, that such a subgraph can look up).
+ *     With a depth budget (buildPlan's second pass), depths within it count as equal.
  */
 export function chooseWay(ctx: WayContext, frame: Frame, fieldName: string, coverage: (graph: string) => Coverage): Way {
   const ways = new Ways(ctx);
