@@ -1,9 +1,9 @@
 // The query planner's entry point: one client operation becomes fetches, one per subgraph and moment, each with its document.
-import { DirectiveLocation, type DirectiveNode, type DocumentNode, type GraphQLSchema } from 'graphql';
-import { analyseOperation } from '../../request/operation-analysis.js';
+import { DirectiveLocation, type DirectiveNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { analyseOperation, type OperationAnalysis } from '../../request/operation-analysis.js';
 import { batchFetches } from './batch-fetches.js';
 import { validateDocuments } from './emit-documents.js';
-import type { QueryPlan } from './plan-types.js';
+import type { Fetch, QueryPlan } from './plan-types.js';
 import { Planner } from './place-fields.js';
 import { PlanUnsupported, type SupergraphModel } from './supergraph-model.js';
 
@@ -15,30 +15,34 @@ const NONE: ReadonlySet<string> = new Set();
  * Plans a query or mutation operation against the supergraph (decision 007). Throws
  * PlanUnsatisfiable for an operation no plan can answer (3), and PlanUnsupported for what it does
  * not model (subscriptions, `@defer`/`@stream`); the caller then executes the operation by
- * stitching. The numbers below are referred to in the code: placing fields (1 to 4, 8 to 11) is in
- * place-fields.ts (1 in rootGraph, 8 in planInterfaceObject, 10 in responseKey and entityStep, 11 in
- * includedOf), with the choice of a look-up's subgraph and key in entity-paths.ts; ordering and
- * batching (6) in batch-fetches.ts; documents (5) and their validation (7) in emit-documents.ts.
+ * stitching. The numbers below are referred to in the code: placing fields (1 to 4, 8 to 12) is in
+ * place-fields.ts (1 in planRoot and rootChoices, 8 in planInterfaceObject, 10 in responseKey and entityStep, 11 in
+ * includedOf, 12 in follow), with the choice of the way to a field (its subgraph, level and key) in
+ * entity-paths.ts (chooseWay); ordering and batching (6) in batch-fetches.ts; documents (5) and
+ * their validation (7) in emit-documents.ts. Decision 019 tells why ways are chosen as they are.
  *
  * 1. Root fields are grouped by the subgraph that resolves them. A root field several subgraphs
- *    resolve goes to the one that serves its whole selection with the fewest requests in sequence,
- *    then the fewest requests (one already chosen saves its root request). Mutation fields run
- *    one after another (GraphQL spec 6.2.2): each gets its own root fetch, which waits for every
- *    step of the field before it. Introspection fields (`__schema`,
- *    `__type`, `__typename`) are answered by the router from the API schema.
+ *    resolve is planned alone in each (its ways to what that subgraph leaves included, 12) and
+ *    goes to the one that serves its whole selection with the fewest requests in sequence, then
+ *    the fewest requests (one already chosen saves its root request), then the one resolving most
+ *    of the selection by itself (counting what it `@provides`); one that leaves part of it with no
+ *    source is never chosen. Fields with the fewest cheapest subgraphs are placed first, so a field
+ *    any of several would serve joins a root fetch already needed. Mutation fields run one after
+ *    another (GraphQL spec 6.2.2): each gets its own root fetch, which waits for every step of the
+ *    field before it. Introspection fields (`__schema`, `__type`, `__typename`) are answered by the
+ *    router from the API schema.
  * 2. Each field stays in the subgraph of its parent while that subgraph can resolve it (its own
  *    field, a key field not `@external` there, or one a parent field `@provides`: per type
  *    condition, at an abstract position), and has no `@requires` there.
  * 3. Otherwise the field moves to an entity step at the same position in a subgraph that resolves
- *    it, by a key the current subgraph can return; of several, the one that answers the client's
- *    whole selection below the field by itself (counting what it `@provides`) comes first, then one
- *    already asked at that position, then one leaving fewer fields to look-ups (entity-paths.ts,
- *    preference). When no key can be returned directly, the key's fields are themselves planned as
- *    fields (a hop through a subgraph that knows both keys).
- *    The key fields and `__typename` are added to the parent step for the representations. A
- *    field with no source where it is asked (no look-up reaches one; a `resolvable: false` key is
- *    never looked up) makes the operation unsatisfiable (PlanUnsatisfiable): the request is
- *    refused with QUERY_PLANNING_FAILED, never run by stitching.
+ *    it, by a key the objects can be given; when none can be returned directly, the key's fields
+ *    are themselves planned as fields (a hop through a subgraph that knows both keys, or, for a
+ *    nested key, look-ups of the objects below). The key fields and `__typename` are added to the
+ *    step the look-up follows, for the representations. Where no look-up reaches the field at its
+ *    position, 12; how one way is chosen of several, 12 too. A field with no source where it is
+ *    asked (no way reaches one at any level; a `resolvable: false` key is never looked up) makes
+ *    the operation unsatisfiable (PlanUnsatisfiable): the request is refused with
+ *    QUERY_PLANNING_FAILED, never run by stitching.
  * 4. A field with `@requires` gets its required fields planned at the same position first (they may
  *    come from other steps), and its entity step depends on every step that provides them. When
  *    the step of that subgraph at that position is itself needed to provide them (two subgraphs
@@ -68,6 +72,16 @@ const NONE: ReadonlySet<string> = new Set();
  *    fragments' conditions, from the operation analysis), and what the plan fetches for a field (its
  *    key, its required fields) is wanted when that field is: a look-up none of whose fields is
  *    wanted for the request's variables is not made, nor are the look-ups that only feed it.
+ * 12. A field no look-up reaches at its own position (a value type with no key where the field
+ *     is) is reached from above: an entity above it looked up in a subgraph that resolves every
+ *     field from there down to it (re-selected under the client's keys, lists and fragments on
+ *     the way), or, in a query, the root field fetched again from such a subgraph (a shared root
+ *     field: each subgraph selects what it resolves, the answers merge). Among all the ways to a
+ *     field (these, the look-ups of 3 and 8, another step already holding the objects) the fewest
+ *     steps one after another win, then the fewest requests, then the subgraph that answers most
+ *     of the selection below the field by itself (counting what it `@provides`). The choice is made field by field;
+ *     when a way was taken for fewer steps over one as cheap in requests, the operation is planned
+ *     again within the first plan's depth, fewest requests deciding, and the cheaper plan is kept.
  */
 export function buildPlan(
   model: SupergraphModel,
@@ -88,7 +102,33 @@ export function buildPlan(
     if (locations.includes(DirectiveLocation.QUERY)) operationDirectives.query.push(directive);
     if (locations.includes(DirectiveLocation.MUTATION)) operationDirectives.mutation.push(directive);
   }
-  const planner = new Planner(model, schema, analysis, labels, denied);
+  const first = planOnce(model, schema, analysis, operation, operationDirectives, labels, denied, undefined);
+  // 12. Ways are chosen one field at a time; one chosen for fewer steps may save none in the whole
+  // plan (a later field needs that many steps anyway). Planned again within the first plan's
+  // depth, fewest requests deciding, the cheaper plan of the two is kept.
+  if (first.tradeOffs === 0) return first.plan;
+  let second: QueryPlan;
+  try {
+    second = planOnce(model, schema, analysis, operation, operationDirectives, labels, denied, depthOf(first.plan.fetches)).plan;
+  } catch (error) {
+    if (error instanceof PlanUnsupported) return first.plan;
+    throw error;
+  }
+  const [a, b] = [depthOf(first.plan.fetches), depthOf(second.fetches)];
+  return b < a || (b === a && second.fetches.length < first.plan.fetches.length) ? second : first.plan;
+}
+
+function planOnce(
+  model: SupergraphModel,
+  schema: GraphQLSchema,
+  analysis: OperationAnalysis,
+  operation: OperationDefinitionNode,
+  operationDirectives: { query: DirectiveNode[]; mutation: DirectiveNode[] },
+  labels: ReadonlySet<string>,
+  denied: ReadonlySet<string>,
+  depthBudget: number | undefined,
+): { plan: QueryPlan; tradeOffs: number } {
+  const planner = new Planner(model, schema, analysis, labels, denied, depthBudget);
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
@@ -96,5 +136,17 @@ export function buildPlan(
   const fetches = batchFetches(planner.steps, definitions, planner.mutationRoots, operationDirectives);
   // 7. The safety net: a document its subgraph must reject is never sent.
   validateDocuments(model, fetches);
-  return { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults };
+  return { plan: { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults }, tradeOffs: planner.tradeOffs };
+}
+
+/** How many fetches run one after another in the longest chain of the plan, less one (0: root fetches only). */
+function depthOf(fetches: readonly Fetch[]): number {
+  const depths = new Map<Fetch, number>();
+  let deepest = 0;
+  for (const fetch of fetches) {
+    const depth = fetch.dependsOn.reduce((max, d) => Math.max(max, depths.get(d)! + 1), 0);
+    depths.set(fetch, depth);
+    deepest = Math.max(deepest, depth);
+  }
+  return deepest;
 }

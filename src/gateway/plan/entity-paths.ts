@@ -1,4 +1,4 @@
-// Where an entity look-up can go: which subgraph serves a field at a position, and by which key the current subgraph can reach it (3, 8).
+// Ways to a field its step's subgraph cannot resolve: a look-up at its position or at an entity above it, or another step holding it; the cheapest wins (3, 8, 12).
 import {
   getNamedType,
   isAbstractType,
@@ -11,6 +11,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from 'graphql';
+import type { Frame, PlanStep } from './plan-types.js';
 import { PROVIDED_ON, PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 import { mergeTree } from './selection-tree.js';
 import { TYPENAME } from './selection-tree.js';
@@ -22,15 +23,46 @@ export interface PlanContext {
   readonly labels: ReadonlySet<string>;
 }
 
-/** Where an entity look-up goes: the subgraph, the key, and the interface it is looked up as (8). */
-export interface Target {
-  graph: string;
-  key: string;
-  lookupType?: string;
+/** What choosing a way to a field reads of the plan made so far. */
+export interface WayContext extends PlanContext {
+  /** The frames planned so far at a position (Frame.position). */
+  framesAt(position: string): readonly Frame[];
+  /** The entity steps planned so far in a subgraph. */
+  entitySteps(graph: string): readonly PlanStep[];
+  /** Whether a root field may be selected again in another subgraph's root fetch: in a query, never in a mutation. */
+  readonly rootLookups: boolean;
+  /** When set, a way no deeper than this many steps is as good as a shallower one: fewer requests decide (see buildPlan). */
+  readonly depthBudget?: number;
 }
 
-/** How deep a key may be reached through other subgraphs' keys (3 is more hops than real graphs use). */
-const MAX_KEY_HOPS = 3;
+/** How a field is had. */
+export interface Way {
+  /**
+   * `extend`: a step that already holds the objects at that level (in the way's subgraph) selects it;
+   * `lookup`: an entity look-up there, by `key`; `root`: a new root fetch of the way's subgraph.
+   */
+  readonly kind: 'extend' | 'lookup' | 'root';
+  /** How many fields above the field's own position the way starts: 0 at the position itself (12). */
+  readonly level: number;
+  readonly graph: string;
+  /** The frame extended, or the one the look-up's key is planned in; absent for a root fetch. */
+  readonly from?: Frame;
+  readonly key?: string;
+  /** The interface the look-up names, for a subgraph that knows it as an `@interfaceObject` (8). */
+  readonly lookupType?: string;
+  /** How many steps run one after another before the field is had (0: in a root fetch). */
+  readonly depth: number;
+  /** How many requests the way adds: its look-up, unless one of that subgraph is made there or can share its request, and the hops for its key. */
+  readonly calls: number;
+  /** A way as cheap in requests was left for this one because it takes more steps one after another (its requests may be shared). */
+  readonly tradeOff: boolean;
+}
+
+/** How much of a field's sub-selection a subgraph resolves by itself, against all of it (fields at every depth). */
+export interface Coverage {
+  readonly covered: number;
+  readonly total: number;
+}
 
 /**
  * The subgraphs that could answer the objects at a position, and, below a union field, the members
@@ -105,64 +137,80 @@ export function subgraphKey(model: SupergraphModel, type: GraphQLObjectType | Gr
 }
 
 /**
- * A subgraph that resolves the field, by a key the current subgraph can return (preferring a
- * step already made there); else one whose key the current subgraph can obtain through other
- * subgraphs' keys (3).
+ * The named type `graph` gives the field, when objects of `child` can stand below it there: the
+ * same type, or an abstract one `child` is a possible type of in that subgraph (then the step
+ * selects them in a fragment); undefined when they cannot.
  */
-export function chooseTarget(
-  ctx: PlanContext,
-  type: GraphQLObjectType | GraphQLInterfaceType,
-  fieldName: string,
-  graph: string,
-  provided: FieldSetTree | undefined,
-  /** Whether `graph` already has an entity step at this position: such a subgraph is preferred (fewer calls). */
-  hasEntityStep: (graph: string) => boolean,
-  /** How many fields below the field `graph` would leave to further look-ups (see `preference`). */
-  missingBelow: (graph: string) => number = () => 0,
-): Target {
-  // A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
-  const candidates = ctx.model.resolversOf(type.name, fieldName, ctx.labels).filter((g) => g !== graph || ctx.model.requiresOf(type.name, fieldName, g) !== undefined);
-  const rank = new Map(candidates.map((g) => [g, candidates.length > 1 ? preference(missingBelow(g), hasEntityStep(g)) : 0]));
-  candidates.sort((a, b) => rank.get(a)! - rank.get(b)!);
-  for (const candidate of candidates) {
-    for (const key of ctx.model.keysIn(type.name, candidate)) {
-      if (canReturn(ctx, type, ctx.model.fieldSet(key), graph, provided)) return { graph: candidate, key };
-    }
-  }
-  for (const candidate of candidates) {
-    for (const key of ctx.model.keysIn(type.name, candidate)) {
-      if (canObtain(ctx, type, ctx.model.fieldSet(key), graph, provided, MAX_KEY_HOPS)) return { graph: candidate, key };
-    }
-  }
-  // 8. A field an `@interfaceObject` adds to an interface: looked up as the interface there.
-  if (isObjectType(type)) {
-    for (const iface of type.getInterfaces()) {
-      if (!iface.getFields()[fieldName]) continue;
-      for (const candidate of ctx.model.graphsOf(iface.name)) {
-        if (candidate === graph || !ctx.model.isInterfaceObject(iface.name, candidate) || !ctx.model.canResolve(iface.name, fieldName, candidate, ctx.labels)) continue;
-        for (const key of ctx.model.keysIn(iface.name, candidate)) {
-          if (canReturn(ctx, type, ctx.model.fieldSet(key), graph, provided)) return { graph: candidate, key, lookupType: iface.name };
-        }
-      }
-    }
-  }
-  // canObtain reaches a key's top-level fields through other subgraphs, not the fields inside a
-  // nested key (`products { id pid }`), which other look-ups of the nested objects could bring:
-  // with such a key the search is not complete, and the field not shown to have no source.
-  const nested = candidates.some((c) => ctx.model.keysIn(type.name, c).some((key) => [...ctx.model.fieldSet(key).values()].some((sub) => sub.size > 0)));
-  if (nested) throw new PlanUnsupported(`no entity path found from ${graph} to ${type.name}.${fieldName} (a nested key)`);
-  throw new PlanUnsatisfiable(`no entity path from ${graph} to ${type.name}.${fieldName}`);
+export function localFieldType(model: SupergraphModel, parent: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, child: GraphQLObjectType | GraphQLInterfaceType, graph: string): GraphQLCompositeType | undefined {
+  const schema = model.subgraphSchema(graph);
+  const local = schema.getType(parent.name);
+  const field = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[fieldName] : undefined;
+  const named = field && getNamedType(field.type);
+  if (!named || !isCompositeType(named)) return undefined;
+  if (named.name === child.name) return named;
+  const localChild = schema.getType(child.name);
+  return isAbstractType(named) && isObjectType(localChild) && schema.isSubType(named, localChild) ? named : undefined;
 }
 
-/** Whether chooseTarget finds an entity look-up from `graph` to a subgraph that resolves the field. */
-export function hasTarget(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, provided: FieldSetTree | undefined): boolean {
-  try {
-    chooseTarget(ctx, type, fieldName, graph, provided, () => false);
-    return true;
-  } catch (error) {
-    if (error instanceof PlanUnsupported) return false;
-    throw error;
+/** How deep a key may be reached through other look-ups (3 is more hops than real graphs use). */
+const MAX_KEY_HOPS = 3;
+
+/**
+ * 12. The way to a field that the frame's subgraph cannot resolve (or resolves only with
+ *     `@requires`): fewest steps one after another first, then fewest requests, then the subgraph
+ *     that resolves most of what is asked below the field (counting what it `@provides`), then
+ *     the way nearest to the field.
+ *     Ways are, at the field's position and at each position above it up to the root:
+ *     a. another step already holding the objects there, in a subgraph that resolves the fields
+ *        from there down to the field (no request added);
+ *     b. an entity look-up there, by a key the objects can be given from any step holding them
+ *        (directly, or planned through further look-ups);
+ *     c. above the root field of a query: a root fetch of a subgraph that resolves the root field
+ *        and everything down to the field (a shared root field returning a value type), unless
+ *        the objects below it are one implementation of its abstract type.
+ *     Above the field's own position, the look-up re-selects the fields on the way down, so every
+ *     subgraph of the way must resolve each of them (a value type with no key of its own is
+ *     reached from the nearest entity, or the root, that such a subgraph can look up).
+ *     With a depth budget (buildPlan's second pass), depths within it count as equal.
+ *     No way at all makes the operation unsatisfiable (3), unless the search passed over a way
+ *     it does not follow (a look-up of an interface above the field, a key field of abstract
+ *     type): then the planner only does not know one (PlanUnsupported). MAX_KEY_HOPS is taken
+ *     as no limit: real graphs use fewer hops.
+ */
+export function chooseWay(ctx: WayContext, frame: Frame, fieldName: string, coverage: (graph: string) => Coverage): Way {
+  const ways = new Ways(ctx);
+  const budget = ctx.depthBudget;
+  let best: Option | undefined;
+  let bestScore: number[] = [];
+  const scored: { depth: number; calls: number }[] = [];
+  for (const option of ways.options(ways.placeOf(frame), fieldName, MAX_KEY_HOPS, budget)) {
+    const { covered, total } = coverage(option.graph);
+    // What the subgraph leaves uncovered below the field costs at least one more request.
+    const calls = option.calls + (covered < total ? 1 : 0);
+    scored.push({ depth: option.depth, calls });
+    const score = [budget === undefined ? option.depth : Math.max(0, option.depth - budget), calls, -covered, option.level];
+    if (best === undefined || lexicallyLess(score, bestScore)) {
+      best = option;
+      bestScore = score;
+    }
   }
+  if (!best) {
+    const reason = `no way from ${frame.graph} to ${frame.type.name}.${fieldName}`;
+    throw ways.incomplete ? new PlanUnsupported(`${reason} found (the search stopped short)`) : new PlanUnsatisfiable(reason);
+  }
+  const from = best.from?.frame;
+  if (best.kind !== 'root' && !from) throw new PlanUnsupported(`a way to ${frame.type.name}.${fieldName} from a position not planned`);
+  return { kind: best.kind, level: best.level, graph: best.graph, from, key: best.key, lookupType: best.lookupType, depth: best.depth, calls: best.calls, tradeOff: scored.some((o) => o.depth > best.depth && o.calls <= bestScore[1]) };
+}
+
+/**
+ * Whether a subgraph that resolves the field is reached by a look-up at this position, by a key
+ * `graph` can give the objects (directly or through other subgraphs' keys) (3).
+ */
+export function hasLookup(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, provided: FieldSetTree | undefined): boolean {
+  return ctx.model
+    .resolversOf(type.name, fieldName, ctx.labels)
+    .some((candidate) => (candidate !== graph || ctx.model.requiresOf(type.name, fieldName, candidate) !== undefined) && ctx.model.keysIn(type.name, candidate).some((key) => canObtain(ctx, type, ctx.model.fieldSet(key), graph, provided, MAX_KEY_HOPS)));
 }
 
 /**
@@ -189,18 +237,8 @@ export function providedFor(provided: FieldSetTree | undefined, type: GraphQLObj
   return narrowed;
 }
 
-/**
- * How a subgraph that resolves a field ranks among others that do (lower first), from how many
- * fields of the client's selection below the field it leaves to look-ups after it, and whether it
- * is `preferred` (already asked there, so no further call): one that leaves none saves a sequential
- * step, so it comes first; then a preferred one saves a call; then fewer fields left over.
- */
-export function preference(missing: number, preferred: boolean): number {
-  return (missing > 0 ? 2 : 0) * 1e6 + (preferred ? 0 : 1e6) + Math.min(missing, 1e6 - 1);
-}
-
 /** Whether `graph` can return every field of the set on objects of `type` by itself. */
-export function canReturn(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined): boolean {
+function canReturn(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined): boolean {
   for (const [name, sub] of fields) {
     if (name === TYPENAME) continue;
     if (!(provided?.has(name) || (ctx.model.canResolve(type.name, name, graph, ctx.labels) && !ctx.model.requiresOf(type.name, name, graph)))) return false;
@@ -213,7 +251,7 @@ export function canReturn(ctx: PlanContext, type: GraphQLObjectType | GraphQLInt
 }
 
 /** Whether the fields can be had at this position from `graph`, or through at most `hops` look-ups by other subgraphs' keys. */
-export function canObtain(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined, hops: number): boolean {
+function canObtain(ctx: PlanContext, type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldSetTree, graph: string, provided: FieldSetTree | undefined, hops: number): boolean {
   for (const [name, sub] of fields) {
     const one: FieldSetTree = new Map([[name, sub]]);
     if (canReturn(ctx, type, one, graph, provided)) continue;
@@ -233,4 +271,308 @@ export function compositeTypeOf(type: GraphQLObjectType | GraphQLInterfaceType, 
   if (!field) throw new PlanUnsupported(`${type.name}.${fieldName} is not in the supergraph`);
   const named = getNamedType(field.type);
   return isCompositeType(named) ? named : undefined;
+}
+
+/**
+ * Objects of one position as one subgraph would hold them: a planned frame, or a position a key's
+ * nested field would be planned at (considered only, while estimating what a key costs).
+ */
+interface Place {
+  readonly type: GraphQLObjectType | GraphQLInterfaceType;
+  readonly graph: string;
+  readonly path: readonly string[];
+  readonly position: string;
+  readonly provided: FieldSetTree | undefined;
+  /** Steps run one after another before the objects are there. */
+  readonly depth: number;
+  readonly above?: { readonly place: Place; readonly name: string };
+  readonly frame?: Frame;
+}
+
+interface Option {
+  readonly kind: Way['kind'];
+  readonly level: number;
+  readonly graph: string;
+  readonly from?: Place;
+  readonly key?: string;
+  readonly lookupType?: string;
+  readonly depth: number;
+  readonly calls: number;
+}
+
+interface Estimate {
+  readonly depth: number;
+  readonly calls: number;
+}
+
+/** One field of the way down from a level above to the field's position. */
+interface Link {
+  readonly parent: GraphQLObjectType | GraphQLInterfaceType;
+  readonly name: string;
+  readonly child: GraphQLObjectType | GraphQLInterfaceType;
+}
+
+/** The ways to fields, estimated against the plan as it stands; made for one choice (the plan grows between choices). */
+class Ways {
+  readonly #places = new Map<Frame, Place>();
+  readonly #children = new Map<Place, Map<string, Place>>();
+  readonly #best = new Map<string, Estimate | null>();
+  readonly #ids = new Map<Place, number>();
+  readonly #depths = new Map<PlanStep, number>();
+  /** The entity steps of each subgraph: their positions and depths. */
+  readonly #entitySteps = new Map<string, { positions: Set<string>; depths: Set<number> }>();
+  /** Whether the search passed over a way it does not follow (see chooseWay): finding none then proves nothing. */
+  incomplete = false;
+
+  constructor(readonly ctx: WayContext) {}
+
+  placeOf(frame: Frame): Place {
+    let place = this.#places.get(frame);
+    if (!place) {
+      place = {
+        type: frame.type,
+        graph: frame.graph,
+        path: frame.path,
+        position: frame.position,
+        provided: frame.provided,
+        depth: this.depthOf(frame.step),
+        above: frame.above && { place: this.placeOf(frame.above.frame), name: frame.above.name },
+        frame,
+      };
+      this.#places.set(frame, place);
+    }
+    return place;
+  }
+
+  depthOf(step: PlanStep): number {
+    let depth = this.#depths.get(step);
+    if (depth === undefined) {
+      depth = 0;
+      for (const dependency of step.dependsOn) depth = Math.max(depth, this.depthOf(dependency) + 1);
+      this.#depths.set(step, depth);
+    }
+    return depth;
+  }
+
+  /**
+   * The way's options for the field at the place: a, b and c of chooseWay, with 8 at the position
+   * itself. Above it, a subgraph is passed over at a level where no option can beat (be shallower
+   * than, or as shallow and free as) the best it has below: ties go to the way nearest the field.
+   * Depths within `budget` count as none (see chooseWay).
+   */
+  options(place: Place, name: string, hops: number, budget?: number): Option[] {
+    const { model, labels } = this.ctx;
+    const type = place.type;
+    const found: Option[] = [];
+    const over = (depth: number): number => (budget === undefined ? depth : Math.max(0, depth - budget));
+    const bestOf = new Map<string, Estimate>();
+    const add = (option: Option): void => {
+      found.push(option);
+      const best = bestOf.get(option.graph);
+      if (!best || over(option.depth) < over(best.depth) || (over(option.depth) === over(best.depth) && option.calls < best.calls)) bestOf.set(option.graph, option);
+    };
+    /** Whether the best option of the subgraph so far beats any at least this deep. */
+    const beaten = (best: Estimate | undefined, depth: number): boolean => best !== undefined && (over(best.depth) < over(depth) || (over(best.depth) === over(depth) && best.calls === 0));
+    const here = [place, ...this.others(place)];
+    // a. Another step holding these objects, in a subgraph that resolves the field.
+    for (const holder of here) if (holder.graph !== place.graph && this.returnable(holder.type, name, holder.graph, holder.provided)) add({ kind: 'extend', level: 0, graph: holder.graph, from: holder, depth: holder.depth, calls: 0 });
+    // b. A look-up here. A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
+    for (const graph of model.resolversOf(type.name, name, labels)) {
+      const requires = model.requiresOf(type.name, name, graph);
+      if (graph === place.graph && requires === undefined) continue;
+      for (const holder of here) {
+        if (holder.graph === graph && requires === undefined) continue;
+        for (const key of model.keysIn(type.name, graph)) {
+          const keyed = this.obtain(holder, model.fieldSet(key), hops);
+          const required = requires === undefined ? { depth: 0, calls: 0 } : this.obtain(holder, model.fieldSet(requires), hops);
+          if (keyed && required) add(this.lookup(0, graph, holder, key, undefined, Math.max(keyed.depth, required.depth) + 1, keyed.calls + required.calls, place));
+        }
+      }
+    }
+    // 8. A field an `@interfaceObject` adds to an interface: looked up as the interface there.
+    if (isObjectType(type)) {
+      for (const iface of type.getInterfaces()) {
+        if (!iface.getFields()[name]) continue;
+        for (const graph of model.graphsOf(iface.name)) {
+          if (graph === place.graph || !model.isInterfaceObject(iface.name, graph) || !model.canResolve(iface.name, name, graph, labels)) continue;
+          for (const holder of here) {
+            for (const key of model.keysIn(iface.name, graph)) {
+              const keyed = this.obtain(holder, model.fieldSet(key), hops);
+              if (keyed) add(this.lookup(0, graph, holder, key, iface.name, keyed.depth + 1, keyed.calls, place));
+            }
+          }
+        }
+      }
+    }
+    // 12. Above the position: the fields down to it are selected again from there, so only the
+    // subgraphs that resolve each of them stay candidates, one level up at a time.
+    let fitting = model.resolversOf(type.name, name, labels).filter((graph) => this.returnable(type, name, graph, undefined));
+    let below = place;
+    for (let level = 1; below.above && fitting.length > 0; level++) {
+      const ancestor = below.above.place;
+      const link = { parent: ancestor.type, name: below.above.name, child: below.type };
+      fitting = fitting.filter((graph) => this.fits(link, graph));
+      const atRoot = ancestor.path.length === 0;
+      // c. A mutation field is never run twice: nothing is selected again from above it. Nor is a
+      // root field of abstract type asked again for one implementation: which objects it returns
+      // may depend on the subgraph (a Node interface split across subgraphs, each knowing its own).
+      if (atRoot && (!this.ctx.rootLookups || getNamedType(link.parent.getFields()[link.name].type).name !== link.child.name)) break;
+      const holders = fitting.length > 0 ? [ancestor, ...this.others(ancestor)] : [];
+      const shallowest = Math.min(...holders.map((holder) => holder.depth));
+      for (const graph of fitting) {
+        if (beaten(bestOf.get(graph), shallowest)) continue;
+        for (const holder of holders) if (holder.graph === graph) add({ kind: 'extend', level, graph, from: holder, depth: holder.depth, calls: 0 });
+        if (atRoot) {
+          if (!holders.some((holder) => holder.graph === graph)) add({ kind: 'root', level, graph, depth: 0, calls: 1 });
+          continue;
+        }
+        if (!isObjectType(ancestor.type)) {
+          if (model.keysIn(ancestor.type.name, graph).length > 0) this.incomplete = true;
+          continue;
+        }
+        for (const holder of holders) {
+          if (holder.graph === graph || beaten(bestOf.get(graph), holder.depth + 1)) continue;
+          for (const key of model.keysIn(ancestor.type.name, graph)) {
+            const keyed = this.obtain(holder, model.fieldSet(key), hops);
+            if (keyed) add(this.lookup(level, graph, holder, key, undefined, keyed.depth + 1, keyed.calls, ancestor));
+          }
+        }
+      }
+      below = ancestor;
+    }
+    return found;
+  }
+
+  /** A look-up of the objects at `at` (the level's place): its own request unless it shares one. */
+  lookup(level: number, graph: string, from: Place, key: string, lookupType: string | undefined, depth: number, keyCalls: number, at: Place): Option {
+    const shared = this.shares(graph, at.path, at.type.name, depth);
+    return { kind: 'lookup', level, graph, from, key, lookupType, depth, calls: keyCalls + (shared ? 0 : 1) };
+  }
+
+  /** What it takes to give the place's objects every field of the set: directly, or through look-ups (at most `hops` deep). */
+  obtain(place: Place, fields: FieldSetTree, hops: number): Estimate | undefined {
+    let depth = place.depth;
+    let calls = 0;
+    for (const [name, sub] of fields) {
+      if (name === TYPENAME) continue;
+      let got: Estimate | undefined;
+      if (this.returnable(place.type, name, place.graph, place.provided)) {
+        const type = compositeTypeOf(place.type, name);
+        // Below an abstract type (a required field's fragments; keys have none) the subgraph answers for what it returns.
+        if (sub.size === 0 || (type && isAbstractType(type))) continue;
+        if (!type || !isObjectType(type)) {
+          this.incomplete = true;
+          return undefined;
+        }
+        got = this.obtain(this.child(place, name, type, place.graph, place.depth, providedFor(place.provided?.get(name), type, this.ctx.schema)), sub, hops);
+      } else if (hops > 0) got = this.best(place, name, sub, hops - 1);
+      if (!got) return undefined;
+      depth = Math.max(depth, got.depth);
+      calls += got.calls;
+    }
+    return { depth, calls };
+  }
+
+  /** The cheapest way to one field of a key (with its own nested fields), memoised for the choice. */
+  best(place: Place, name: string, sub: FieldSetTree, hops: number): Estimate | undefined {
+    const memo = `${this.idOf(place)}\u0000${name}\u0000${hops}\u0000${printTree(sub)}`;
+    const known = this.#best.get(memo);
+    if (known !== undefined) return known ?? undefined;
+    // A way that needs this same field again is no way: it is found unreachable while it is being estimated.
+    this.#best.set(memo, null);
+    let best: Estimate | undefined;
+    // Below an abstract type the subgraph of the way answers for what it returns (see obtain).
+    const type = sub.size > 0 ? compositeTypeOf(place.type, name) : undefined;
+    for (const option of this.options(place, name, hops)) {
+      let estimate: Estimate | undefined = option;
+      if (type && !isAbstractType(type)) {
+        if (!isObjectType(type)) {
+          this.incomplete = true;
+          break;
+        }
+        const own = this.ctx.model.providesOf(option.lookupType ?? place.type.name, name, option.graph);
+        const rest = this.obtain(this.child(place, name, type, option.graph, option.depth, own ? providedFor(this.ctx.model.providedSet(own), type, this.ctx.schema) : undefined), sub, hops);
+        estimate = rest && { depth: Math.max(option.depth, rest.depth), calls: option.calls + rest.calls };
+      }
+      if (estimate && (!best || estimate.depth < best.depth || (estimate.depth === best.depth && estimate.calls < best.calls))) best = estimate;
+    }
+    this.#best.set(memo, best ?? null);
+    return best;
+  }
+
+  /** Whether `graph` resolves the field by itself, without `@requires`, or a parent field provides it. */
+  returnable(type: GraphQLObjectType | GraphQLInterfaceType, name: string, graph: string, provided: FieldSetTree | undefined): boolean {
+    return provided?.has(name) === true || (this.ctx.model.canResolve(type.name, name, graph, this.ctx.labels) && !this.ctx.model.requiresOf(type.name, name, graph));
+  }
+
+  /** Whether `graph` resolves one field of the way down, with the objects below it of the type they have there. */
+  fits(link: Link, graph: string): boolean {
+    return this.returnable(link.parent, link.name, graph, undefined) && localFieldType(this.ctx.model, link.parent, link.name, link.child, graph) !== undefined;
+  }
+
+  /** The other frames planned at the place's position. */
+  others(place: Place): Place[] {
+    return this.ctx
+      .framesAt(place.position)
+      .filter((frame) => frame !== place.frame)
+      .map((frame) => this.placeOf(frame));
+  }
+
+  /**
+   * Whether a look-up in `graph` at this position and depth adds no request: a step of that
+   * subgraph is made there already, or one at that depth shares its request (batchFetches 6).
+   */
+  shares(graph: string, path: readonly string[], typeName: string, depth: number): boolean {
+    let steps = this.#entitySteps.get(graph);
+    if (!steps) {
+      steps = { positions: new Set(), depths: new Set() };
+      for (const step of this.ctx.entitySteps(graph)) {
+        steps.positions.add(positionKey(step.path, step.entityType!));
+        steps.depths.add(this.depthOf(step));
+      }
+      this.#entitySteps.set(graph, steps);
+    }
+    return steps.depths.has(depth) || steps.positions.has(positionKey(path, typeName));
+  }
+
+  /** The objects below one field of the place, as `graph` would hold them (considered only). */
+  child(place: Place, name: string, type: GraphQLObjectType, graph: string, depth: number, provided: FieldSetTree | undefined): Place {
+    let children = this.#children.get(place);
+    if (!children) this.#children.set(place, (children = new Map()));
+    const id = `${name}\u0000${graph}\u0000${depth}`;
+    let child = children.get(id);
+    if (!child) {
+      const position = typedPosition(place.position, name, type.name);
+      const planned = this.ctx.framesAt(position).find((frame) => frame.graph === graph);
+      child = planned ? this.placeOf(planned) : { type, graph, path: [...place.path, name], position, provided, depth, above: { place, name } };
+      children.set(id, child);
+    }
+    return child;
+  }
+
+  idOf(place: Place): number {
+    let id = this.#ids.get(place);
+    if (id === undefined) this.#ids.set(place, (id = this.#ids.size));
+    return id;
+  }
+}
+
+/** A position with the type at each response key of its path (Frame.position). */
+export function typedPosition(parent: string | undefined, key: string | undefined, typeName: string): string {
+  return parent === undefined ? typeName : `${parent}\u0001${key}\u0002${typeName}`;
+}
+
+function positionKey(path: readonly string[], typeName: string): string {
+  return `${path.join('\u0000')}\u0000${typeName}`;
+}
+
+function printTree(tree: FieldSetTree): string {
+  let printed = '';
+  for (const [name, sub] of tree) printed += sub.size > 0 ? `${name}{${printTree(sub)}}` : `${name} `;
+  return printed;
+}
+
+function lexicallyLess(a: readonly number[], b: readonly number[]): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i];
+  return false;
 }

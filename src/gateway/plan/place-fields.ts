@@ -1,4 +1,4 @@
-// Placing fields: which subgraph and step serves each field of the client's operation (decision 007, numbers 1 to 4 and 8 to 10 of buildPlan).
+// Placing fields: which subgraph and step serves each field of the client's operation (decision 007, numbers 1 to 4 and 8 to 12 of buildPlan).
 import {
   Kind,
   getNamedType,
@@ -18,15 +18,18 @@ import {
 import type { FieldGroups, Guards, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
 import { planCost } from './batch-fetches.js';
-import { chooseTarget, compositeTypeOf, fieldScope, hasTarget, providedFor, subgraphKey, typeResolver, type Scope, type Target } from './entity-paths.js';
-import type { PlanStep, PlannedDenial, PlannedField, RepresentationDraft, SelectionTree } from './plan-types.js';
+import { chooseWay, compositeTypeOf, fieldScope, hasLookup, localFieldType, providedFor, subgraphKey, typedPosition, typeResolver, type Coverage, type Scope, type Way } from './entity-paths.js';
+import type { Above, Frame, PlanStep, PlannedDenial, PlannedField, RepresentationDraft, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree } from './selection-tree.js';
 import { PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
-const NO_ROOTS: ReadonlyMap<string, PlanStep> = new Map();
-
 /** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
 const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
+
+const NO_ROOTS: ReadonlyMap<string, PlanStep> = new Map();
+
+/** How deep below a field its coverage is counted (deeper fields rarely decide between subgraphs). */
+const COVERAGE_DEPTH = 4;
 
 /** One operation's planning: its steps by position, the denials, the client's and the plan's response keys (10). Lives for one buildPlan call. */
 export class Planner {
@@ -34,13 +37,24 @@ export class Planner {
   /** The root steps of mutation fields: their documents are mutations. */
   readonly mutationRoots = new Set<PlanStep>();
   readonly #byPosition = new Map<string, PlanStep[]>();
+  /** The root step of each subgraph (queries: one per subgraph). */
+  readonly #roots = new Map<string, PlanStep>();
+  /**
+   * Every frame planned, by position, and by the tree it plans and position (12). One tree may hold
+   * objects of several positions: a look-up serves every object of its type at its path, whatever
+   * the types above them, and each position keeps its own frame, so ways above it stay its own.
+   */
+  readonly #frames = new Map<string, Frame[]>();
+  readonly #frameOfTree = new Map<SelectionTree, Map<string, Frame>>();
+  /** Whether root fields may be selected again in another subgraph (a query's, never a mutation's). */
+  rootLookups = true;
+  /** How many ways were chosen for fewer steps one after another over fewer requests (see buildPlan). */
+  tradeOffs = 0;
   readonly denials: PlannedDenial[] = [];
   /** 10. The client's fields at each path, by response key: the `fieldSignature` of each field there (of any type's objects). */
   readonly #clientKeys = new Map<string, Map<string, Set<string>>>();
   /** 10. The plan's own fields (keys, required fields) at each path: the response key of each field signature. */
   readonly #planKeys = new Map<string, Map<string, string>>();
-  /** The fields that returned each position's objects (by response path), with their parent and return types (3). */
-  readonly #origins = new Map<string, { typeName: string; fieldName: string; returns: string }[]>();
   /** Above 0 while planning what the plan itself needs (keys, required fields), which no denial removes. */
   #internal = 0;
   /** While planning what the plan needs for a field: when that field is wanted (11). */
@@ -55,6 +69,8 @@ export class Planner {
     readonly labels: ReadonlySet<string>,
     /** Coordinates (`Type.field`) the authorization decision denies: 9. */
     readonly denied: ReadonlySet<string>,
+    /** The depth within which ways are chosen by fewest requests (12, see buildPlan); none: by fewest steps first. */
+    readonly depthBudget?: number,
   ) {}
 
   /**
@@ -206,11 +222,11 @@ export class Planner {
 
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
     this.recordClientKeys(rootType, selectionSet);
+    this.rootLookups = !serial;
     const fields = collectFields(this.schema, this.analysis, rootType, [selectionSet]);
-    const roots = new Map<string, PlanStep>();
     // Every subgraph starts at the root.
     const scope: Scope = { graphs: new Set(this.model.subgraphName.keys()) };
-    let previous: PlanStep[] = [];
+    const planned: { key: string; nodes: readonly FieldNode[]; graphs: string[] }[] = [];
     for (const [key, nodes] of fields) {
       const name = nodes[0].name.value;
       if (INTROSPECTION_ROOTS.has(name)) continue;
@@ -219,43 +235,51 @@ export class Planner {
       if (this.deny(rootType, name, key, [])) continue;
       const graphs = this.model.resolversOf(rootType.name, name, this.labels);
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
-      const field: FieldGroups = new Map([[key, nodes]]);
-      let step: PlanStep | undefined;
-      if (serial) {
+      planned.push({ key, nodes, graphs });
+    }
+    const choices = new Map(planned.map((field) => [field, this.rootChoices(rootType, selectionSet, field.key, field.nodes, field.graphs, scope, serial)]));
+    if (serial) {
+      let previous: PlanStep[] = [];
+      for (const field of planned) {
         const first = this.steps.length;
-        step = this.newStep(this.rootGraph(rootType, selectionSet, field, graphs, NO_ROOTS, scope), [], undefined);
+        const step = this.newStep(cheapest(choices.get(field)!, NO_ROOTS).graph, [], undefined);
         this.mutationRoots.add(step);
         for (const before of previous) step.dependsOn.add(before);
-        this.planObjectFields(rootType, field, step.graph, step, step.selection, [], undefined, new Set(), scope);
+        this.planObjectFields(rootType, new Map([[field.key, field.nodes]]), step.graph, step, step.selection, [], undefined, new Set(), scope, undefined);
         // 1. The next mutation field waits for everything this one needs, its entity steps included.
         previous = this.steps.slice(first);
-        continue;
       }
-      const graph = this.rootGraph(rootType, selectionSet, field, graphs, roots, scope);
-      step = roots.get(graph);
-      if (!step) roots.set(graph, (step = this.newStep(graph, [], undefined)));
-      this.planObjectFields(rootType, field, graph, step, step.selection, [], undefined, new Set(), scope);
+      return;
+    }
+    // 1. Fields with the fewest cheapest subgraphs are placed first: the root fetches they need are
+    // then there for the fields that any of several subgraphs would serve as cheaply.
+    const ties = (field: (typeof planned)[number]): number => {
+      const costs = choices.get(field)!;
+      return costs.filter((cost) => !costs.some((other) => cheaper(other, cost))).length;
+    };
+    for (const field of [...planned].sort((a, b) => ties(a) - ties(b))) {
+      const graph = cheapest(choices.get(field)!, this.#roots).graph;
+      const step = this.rootStep(graph);
+      this.planObjectFields(rootType, new Map([[field.key, field.nodes]]), graph, step, step.selection, [], undefined, new Set(), scope, undefined);
     }
   }
 
   /**
-   * 1. The subgraph of a root field that several resolve (a shareable root field): each is tried
-   *    alone, and the one that serves the field's whole selection with the fewest requests one
-   *    after another, then the fewest requests, then the fewest look-ups (batched in those
-   *    requests) is chosen (one already serving a root field saves its root request; supergraph
-   *    order breaks ties). One from which part of the selection has no source at all is never
-   *    chosen; when that holds for each, the operation is unsatisfiable.
+   * 1. What serving a root field from each subgraph that resolves it costs: each is tried alone (its
+   *    ways to what it leaves included, 12). One from which part of the selection has no source at
+   *    all is never chosen; when that holds for each, the operation is unsatisfiable.
    */
-  rootGraph(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, field: FieldGroups, graphs: readonly string[], roots: ReadonlyMap<string, PlanStep>, scope: Scope): string {
-    if (graphs.length === 1) return graphs[0];
-    let best: RootCost | undefined;
+  rootChoices(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, key: string, nodes: readonly FieldNode[], graphs: readonly string[], scope: Scope, serial: boolean): RootCost[] {
+    if (graphs.length === 1) return [{ graph: graphs[0], sequential: 0, calls: 0, covered: 0, lookups: 0 }];
+    const costs: RootCost[] = [];
     let failure: PlanUnsupported | undefined;
     for (const graph of graphs) {
-      const trial = new Planner(this.model, this.schema, this.analysis, this.labels, this.denied);
+      const trial = new Planner(this.model, this.schema, this.analysis, this.labels, this.denied, this.depthBudget);
       trial.recordClientKeys(rootType, selectionSet);
-      const step = trial.newStep(graph, [], undefined);
+      trial.rootLookups = !serial;
+      const step = serial ? trial.newStep(graph, [], undefined) : trial.rootStep(graph);
       try {
-        trial.planObjectFields(rootType, field, graph, step, step.selection, [], undefined, new Set(), scope);
+        trial.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), scope, undefined);
       } catch (error) {
         if (!(error instanceof PlanUnsupported)) throw error;
         // What the planner does not model outweighs a missing source: stitching may still answer it.
@@ -263,42 +287,56 @@ export class Planner {
         continue;
       }
       const cost = planCost(trial.steps);
-      const candidate = { graph, sequential: cost.sequential, calls: cost.calls - (roots.has(graph) ? 1 : 0), lookups: trial.steps.length };
-      if (!best || cheaper(candidate, best)) best = candidate;
+      costs.push({ graph, sequential: cost.sequential, calls: cost.calls, covered: this.coverage(rootType, nodes[0].name.value, nodes, graph).covered, lookups: trial.steps.length });
     }
-    if (!best) throw failure!;
-    return best.graph;
+    if (costs.length === 0) throw failure!;
+    return costs;
+  }
+
+  /** The root step of a subgraph in a query, made on first use. */
+  rootStep(graph: string): PlanStep {
+    let step = this.#roots.get(graph);
+    if (!step) this.#roots.set(graph, (step = this.newStep(graph, [], undefined)));
+    return step;
   }
 
   /**
-   * How many fields of the client's selection below `type.name` a subgraph resolving that field
-   * cannot answer along its own answer (what it `@provides` there counts as answered): each needs a
-   * look-up after it. Denials and `@skip`/`@include` are not weighed: this only ranks subgraphs.
+   * How much of the client's selection below a field `graph` resolves by itself, counted to
+   * COVERAGE_DEPTH: a field counts where the subgraph resolves it (or a field above it
+   * `@provides` it there) and every field above it. Denials and `@skip`/`@include` are not
+   * weighed: this only ranks subgraphs.
    */
-  missingBelow(type: GraphQLObjectType | GraphQLInterfaceType, name: string, graph: string, nodes: readonly FieldNode[], provided: FieldSetTree | undefined): number {
-    if (!compositeTypeOf(type, name)) return 0;
+  coverage(type: GraphQLObjectType | GraphQLInterfaceType, name: string, nodes: readonly FieldNode[], graph: string): Coverage {
+    const returnType = compositeTypeOf(type, name);
+    const counts = { covered: 0, total: 0 };
     const own = this.model.providesOf(type.name, name, graph);
-    const below = provided?.get(name) ?? (own ? this.model.providedSet(own) : undefined);
-    // The types the subgraph's own schema can return there.
-    const schema = this.model.subgraphSchema(graph);
-    const local = schema.getType(type.name);
-    const localField = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[name] : undefined;
-    if (!localField) return 0;
-    const localType = getNamedType(localField.type);
-    const possible = isAbstractType(localType) ? schema.getPossibleTypes(localType) : isObjectType(localType) ? [localType] : [];
-    let missing = 0;
-    for (const { name: typeName } of possible) {
-      const objectType = this.schema.getType(typeName);
-      if (!objectType || !isObjectType(objectType)) continue;
-      const typed = providedFor(below, objectType, this.schema);
-      for (const [, fieldNodes] of collectFields(this.schema, this.analysis, objectType, subSelections(nodes))) {
-        const field = fieldNodes[0].name.value;
-        if (field.startsWith('__')) continue;
-        if (typed?.has(field) || (this.model.canResolve(typeName, field, graph, this.labels) && !this.model.requiresOf(typeName, field, graph))) missing += this.missingBelow(objectType, field, graph, fieldNodes, typed);
-        else missing += 1;
+    if (returnType) this.countCovered(returnType, subSelections(nodes), graph, own ? this.model.providedSet(own) : undefined, COVERAGE_DEPTH, counts);
+    return counts;
+  }
+
+  countCovered(
+    type: GraphQLCompositeType,
+    selectionSets: readonly (SelectionSetNode | undefined)[],
+    graph: string | undefined,
+    provided: FieldSetTree | undefined,
+    depth: number,
+    counts: { covered: number; total: number },
+  ): void {
+    if (depth === 0) return;
+    for (const possible of isObjectType(type) ? [type] : this.schema.getPossibleTypes(type)) {
+      const typed = providedFor(provided, possible, this.schema);
+      for (const [, nodes] of collectFields(this.schema, this.analysis, possible, selectionSets)) {
+        const name = nodes[0].name.value;
+        if (name === TYPENAME) continue;
+        counts.total++;
+        const here = graph !== undefined && (typed?.has(name) === true || (this.model.canResolve(possible.name, name, graph, this.labels) && !this.model.requiresOf(possible.name, name, graph)));
+        if (here) counts.covered++;
+        const returnType = compositeTypeOf(possible, name);
+        if (!returnType) continue;
+        const own = here ? this.model.providesOf(possible.name, name, graph!) : undefined;
+        this.countCovered(returnType, subSelections(nodes), here ? graph : undefined, typed?.get(name) ?? (own ? this.model.providedSet(own) : undefined), depth - 1, counts);
       }
     }
-    return missing;
   }
 
   newStep(graph: string, path: readonly string[], entityType: string | undefined): PlanStep {
@@ -339,8 +377,37 @@ export class Planner {
     return step;
   }
 
-  hasEntityStep(graph: string, path: readonly string[], typeName: string): boolean {
-    return this.#byPosition.has(positionKey(graph, path, typeName));
+  framesAt(position: string): readonly Frame[] {
+    return this.#frames.get(position) ?? [];
+  }
+
+  entitySteps(graph: string): readonly PlanStep[] {
+    return this.steps.filter((step) => step.graph === graph && step.entityType !== undefined);
+  }
+
+  /** The frame of a tree planned for objects of a position, made (and recorded there) on first use (12). */
+  frame(
+    type: GraphQLObjectType | GraphQLInterfaceType,
+    graph: string,
+    step: PlanStep,
+    at: SelectionTree,
+    path: readonly string[],
+    provided: FieldSetTree | undefined,
+    scope: Scope,
+    above: Above | undefined,
+  ): Frame {
+    const position = typedPosition(above?.frame.position, above?.key, type.name);
+    let byPosition = this.#frameOfTree.get(at);
+    if (!byPosition) this.#frameOfTree.set(at, (byPosition = new Map()));
+    let frame = byPosition.get(position);
+    if (!frame) {
+      frame = { type, graph, step, at, path, position, provided, scope, above };
+      byPosition.set(position, frame);
+      const frames = this.#frames.get(position);
+      if (frames) frames.push(frame);
+      else this.#frames.set(position, [frame]);
+    }
+    return frame;
   }
 
   /** Plans selections at one position (an object, interface or union) inside `step`; adds every step it puts fields in to `touched`. */
@@ -356,7 +423,9 @@ export class Planner {
     /** The subgraphs that could answer here, and the union members they all have (see fieldScope). */
     scope: Scope,
     /** Response keys another step serves at this position (8). */
-    skip?: ReadonlySet<string>,
+    skip: ReadonlySet<string> | undefined,
+    /** The field whose value holds these objects (12); absent at the root. */
+    above: Above | undefined,
   ): void {
     if (isObjectType(parentType)) {
       // A subgraph whose field has this one member, where another that could answer has not: only the type name.
@@ -364,13 +433,13 @@ export class Planner {
         touched.add(step);
         return;
       }
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, providedFor(provided, parentType, this.schema), touched, scope);
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, providedFor(provided, parentType, this.schema), touched, scope, above);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) {
-      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched, scope);
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched, scope, above);
       return;
     }
     addLeaf(at, TYPENAME);
@@ -381,7 +450,7 @@ export class Planner {
     if (possibleTypes.length === 0 && isInterfaceType(parentType)) {
       // No object this subgraph returns here has a type of its own, yet every field asked of the
       // interface needs a source: planned on the interface itself (unsatisfiable without one).
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, providedFor(provided, parentType, this.schema), touched, scope);
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, providedFor(provided, parentType, this.schema), touched, scope, above);
       return;
     }
     for (const possibleInGraph of possibleTypes) {
@@ -392,7 +461,7 @@ export class Planner {
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
       // A `@provides` of abstract type provides per type condition, as the providing subgraph's schema has them.
-      this.planObjectFields(possible, fields, graph, step, fragment, path, providedFor(provided, possible, this.schema), touched, scope);
+      this.planObjectFields(possible, fields, graph, step, fragment, path, providedFor(provided, possible, this.schema), touched, scope, above);
     }
   }
 
@@ -421,6 +490,7 @@ export class Planner {
     providedHere: FieldSetTree | undefined,
     touched: Set<PlanStep>,
     scope: Scope,
+    above: Above | undefined,
   ): void {
     const provided = providedFor(providedHere, iface, this.schema);
     touched.add(step);
@@ -446,20 +516,20 @@ export class Planner {
       // Not an interface field (`__typename`, an implementation's own): the concrete type is needed (c).
       const ofInterface = iface.getFields()[name] !== undefined;
       const owned = ofInterface && (provided?.has(name) || this.model.canResolve(iface.name, name, graph, this.labels));
-      if (owned || (ofInterface && onInterface.has(key) && hasTarget(this, iface, name, graph, provided))) served.set(key, nodes);
+      if (owned || (ofInterface && onInterface.has(key) && hasLookup(this, iface, name, graph, provided))) served.set(key, nodes);
       else needsType = true;
     }
-    this.planObjectFields(iface, served, graph, step, at, path, provided, touched, scope);
+    this.planObjectFields(iface, served, graph, step, at, path, provided, touched, scope, above);
     if (!needsType) return;
     const resolver = typeResolver(this, iface, graph, provided);
     const providers = new Set<PlanStep>([step]);
-    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers, scope));
+    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers, scope, above));
     const resolution = this.entityStep(resolver.graph, path, iface.name, providers, resolver.key);
     resolution.lookupType = iface.name;
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
-    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, scope, new Set(served.keys()));
+    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, scope, new Set(served.keys()), above);
   }
 
   planObjectFields(
@@ -473,7 +543,10 @@ export class Planner {
     touched: Set<PlanStep>,
     /** The scope of this position: its fields' scopes follow from it. */
     scope: Scope,
+    /** The field whose value holds these objects (12); absent at the root. */
+    above: Above | undefined,
   ): void {
+    const frame = this.frame(type, graph, step, at, path, provided, scope, above);
     const remote: [string, readonly FieldNode[]][] = [];
     for (const [key, nodes] of fields) {
       const node = nodes[0];
@@ -493,72 +566,118 @@ export class Planner {
       touched.add(step);
       const returnType = compositeTypeOf(type, name);
       const responseKey = this.responseKey(path, key, name, node.arguments ?? []);
-      const planned = addField(at, responseKey, name, node.arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, graph, responseKey), this.includedOf(nodes));
+      const conditions = conditionsOf(nodes);
+      const planned = addField(at, responseKey, name, node.arguments ?? [], returnType !== undefined, conditions, subgraphKey(this.model, type, name, graph, responseKey), this.includedOf(nodes));
       if (returnType) {
-        this.noteOrigin([...path, responseKey], type.name, name, returnType.name);
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.providedSet(own) : undefined);
         const childScope = fieldScope(this, type, name, graph, scope, provided);
-        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, responseKey], childProvided, touched, childScope);
+        const below: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives: conditions };
+        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, responseKey], childProvided, touched, childScope, undefined, below);
       }
     }
     for (const [key, nodes] of remote) {
       const name = nodes[0].name.value;
-      const target = this.target(type, name, graph, provided, path, nodes);
-      // 3. The key and the type name travel in the representation; 4. so do required fields,
-      // wherever they come from. Every step that provides one comes before the entity step.
-      const providers = new Set<PlanStep>([step]);
-      addLeaf(at, TYPENAME);
-      const ownerType = target.lookupType ?? type.name;
-      const requires = this.model.requiresOf(ownerType, name, target.graph);
-      const included = this.includedOf(nodes);
-      this.internal(() => {
-        this.planSelections(type, [this.model.fieldSetSelection(target.key)], graph, step, at, path, provided, providers, scope);
-        if (requires) this.planSelections(type, [this.model.fieldSetSelection(requires)], graph, step, at, path, provided, providers, scope);
-      }, included);
-      const child = this.entityStep(target.graph, path, type.name, providers, target.key, requires);
-      if (target.lookupType) child.lookupType = target.lookupType;
-      for (const provider of providers) touched.add(provider);
-      touched.add(child);
-      const returnType = compositeTypeOf(type, name);
-      const responseKey = this.responseKey(path, key, name, nodes[0].arguments ?? []);
-      const planned = addField(child.selection, responseKey, name, nodes[0].arguments ?? [], returnType !== undefined, conditionsOf(nodes), subgraphKey(this.model, type, name, target.graph, responseKey), included);
-      if (returnType) {
-        this.noteOrigin([...path, responseKey], type.name, name, returnType.name);
-        const own = this.model.providesOf(ownerType, name, target.graph);
-        const childScope = fieldScope(this, type, name, target.graph, scope, undefined);
-        this.planSelections(this.positionType(type, name, target.graph, returnType, planned), subSelections(nodes), target.graph, child, planned.selection!, [...path, responseKey], own ? this.model.providedSet(own) : undefined, touched, childScope);
-      }
+      const coverages = new Map<string, Coverage>();
+      const coverage = (g: string): Coverage => {
+        let known = coverages.get(g);
+        if (!known) coverages.set(g, (known = this.coverage(type, name, nodes, g)));
+        return known;
+      };
+      const way = chooseWay(this, frame, name, coverage);
+      if (way.tradeOff) this.tradeOffs++;
+      this.follow(way, frame, key, nodes, touched);
     }
-  }
-
-  /** Records the field of `typeName` that returned the objects at `path` (what `target` may ask again). */
-  noteOrigin(path: readonly string[], typeName: string, fieldName: string, returns: string): void {
-    const at = path.join('\u0000');
-    const origins = this.#origins.get(at);
-    if (!origins) this.#origins.set(at, [{ typeName, fieldName, returns }]);
-    else if (!origins.some((o) => o.typeName === typeName && o.fieldName === fieldName)) origins.push({ typeName, fieldName, returns });
   }
 
   /**
-   * 3. The entity look-up a field moves to. Without one the operation is unsatisfiable, unless a
-   *    subgraph that resolves the field could reach these objects through the field that returned
-   *    them, asked of it again (a shared root field, a value type's parent): the planner does not
-   *    model that, so it is left to stitching (PlanUnsupported). Objects under a type condition of
-   *    an abstract position are not reached so: a field answers all its objects from one subgraph.
+   * Plans a field its frame's subgraph cannot resolve the way chooseWay found (3, 4, 8, 12): the
+   * look-up's key (and required fields) in the frame it starts from, whose steps all come before
+   * it; then, from the level the way starts at, the client's fields down to the field's position,
+   * and the field there with its selection. All of it is wanted when the field is (11).
    */
-  target(type: GraphQLObjectType | GraphQLInterfaceType, name: string, graph: string, provided: FieldSetTree | undefined, path: readonly string[], nodes: readonly FieldNode[]): Target {
-    try {
-      return chooseTarget(this, type, name, graph, provided, (g) => this.hasEntityStep(g, path, type.name), (g) => this.missingBelow(type, name, g, nodes, undefined));
-    } catch (error) {
-      if (!(error instanceof PlanUnsatisfiable)) throw error;
-      const origins = this.#origins.get(path.join('\u0000')) ?? [];
-      const resolvers = this.model.resolversOf(type.name, name, this.labels).filter((g) => g !== graph);
-      if (origins.some((o) => o.returns === type.name && resolvers.some((g) => this.model.canResolve(o.typeName, o.fieldName, g, this.labels)))) {
-        throw new PlanUnsupported(`${error.message} but through its parent field asked of another subgraph`);
-      }
-      throw error;
+  follow(way: Way, frame: Frame, key: string, nodes: readonly FieldNode[], touched: Set<PlanStep>): void {
+    const { type, path } = frame;
+    const name = nodes[0].name.value;
+    const included = this.includedOf(nodes);
+    const links: Above[] = [];
+    let level = frame;
+    for (let i = 0; i < way.level; i++) {
+      links.unshift(level.above!);
+      level = level.above!.frame;
     }
+    let top: Frame;
+    if (way.kind === 'extend') top = way.from!;
+    else if (way.kind === 'root') {
+      const root = this.rootStep(way.graph);
+      top = this.frame(level.type, way.graph, root, root.selection, [], undefined, level.scope, undefined);
+    } else {
+      // 3. The key and the type name travel in the representation; 4. so do required fields,
+      // wherever they come from. Every step that provides one comes before the entity step.
+      const from = way.from!;
+      const providers = new Set<PlanStep>([from.step]);
+      addLeaf(from.at, TYPENAME);
+      const requires = way.level === 0 ? this.model.requiresOf(way.lookupType ?? type.name, name, way.graph) : undefined;
+      this.internal(() => {
+        this.planSelections(from.type, [this.model.fieldSetSelection(way.key!)], from.graph, from.step, from.at, from.path, from.provided, providers, from.scope, undefined, from.above);
+        if (requires) this.planSelections(from.type, [this.model.fieldSetSelection(requires)], from.graph, from.step, from.at, from.path, from.provided, providers, from.scope, undefined, from.above);
+      }, included);
+      const child = this.entityStep(way.graph, level.path, level.type.name, providers, way.key!, requires);
+      if (way.lookupType) child.lookupType = way.lookupType;
+      for (const provider of providers) touched.add(provider);
+      touched.add(child);
+      if (way.level === 0) {
+        // Looked up for this field: the field is planned in the look-up whatever its subgraph requires (the representation carries it).
+        this.planLookedUp(type, key, nodes, way, this.frame(type, way.graph, child, child.selection, path, undefined, frame.scope, frame.above), touched);
+        return;
+      }
+      top = this.frame(level.type, way.graph, child, child.selection, level.path, undefined, level.scope, level.above);
+    }
+    // 12. Down from the level the way starts at: the client's fields again, each below the one before.
+    let at = top;
+    links.forEach((link, i) => {
+      at = this.descend(at, link, i + 1 < links.length ? links[i + 1].frame : frame, included);
+    });
+    this.planObjectFields(type, new Map([[key, nodes]]), at.graph, at.step, at.at, at.path, at.provided, touched, at.scope, at.above);
+  }
+
+  /** The field in the entity step that looks it up at its own position (3, 4, 8). */
+  planLookedUp(type: GraphQLObjectType | GraphQLInterfaceType, key: string, nodes: readonly FieldNode[], way: Way, frame: Frame, touched: Set<PlanStep>): void {
+    const node = nodes[0];
+    const name = node.name.value;
+    const returnType = compositeTypeOf(type, name);
+    const conditions = conditionsOf(nodes);
+    const responseKey = this.responseKey(frame.path, key, name, node.arguments ?? []);
+    const planned = addField(frame.at, responseKey, name, node.arguments ?? [], returnType !== undefined, conditions, subgraphKey(this.model, type, name, way.graph, responseKey), this.includedOf(nodes));
+    if (returnType) {
+      const own = this.model.providesOf(way.lookupType ?? type.name, name, way.graph);
+      const childScope = fieldScope(this, type, name, way.graph, frame.scope, undefined);
+      const below: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives: conditions };
+      this.planSelections(this.positionType(type, name, way.graph, returnType, planned), subSelections(nodes), way.graph, frame.step, planned.selection!, [...frame.path, responseKey], own ? this.model.providedSet(own) : undefined, touched, childScope, undefined, below);
+    }
+  }
+
+  /**
+   * One field of the way down (12): the client's field of the frame above, selected in this frame's
+   * step (wanted when the field the way is for is, 11), and the frame of the objects below it there
+   * (in a fragment where that subgraph's field has an abstract type).
+   */
+  descend(frame: Frame, link: Above, below: Frame, included: readonly Guards[] | undefined): Frame {
+    const { model } = this;
+    const localType = localFieldType(model, frame.type, link.name, below.type, frame.graph);
+    if (!localType) throw new PlanUnsupported(`${frame.graph} has no ${below.type.name} below ${frame.type.name}.${link.name}`);
+    const planned = addField(frame.at, link.key, link.name, link.arguments, true, link.directives, subgraphKey(model, frame.type, link.name, frame.graph, link.key), included);
+    let at = planned.selection!;
+    if (localType.name !== below.type.name) {
+      addLeaf(at, TYPENAME);
+      let fragment = at.fragments.get(below.type.name);
+      if (!fragment) at.fragments.set(below.type.name, (fragment = emptyTree()));
+      at = fragment;
+    }
+    const own = model.providesOf(frame.type.name, link.name, frame.graph);
+    const provided = providedFor(frame.provided?.get(link.name) ?? (own ? model.providedSet(own) : undefined), below.type, this.schema);
+    const scope = fieldScope(this, frame.type, link.name, frame.graph, frame.scope, frame.provided);
+    return this.frame(below.type, frame.graph, frame.step, at, below.path, provided, scope, { frame, key: link.key, name: link.name, arguments: link.arguments, directives: link.directives });
   }
 
   /**
@@ -589,8 +708,10 @@ interface RootCost {
   graph: string;
   /** Requests one after another. */
   sequential: number;
-  /** Requests, less the root request a subgraph already serving a root field saves. */
+  /** Requests. */
   calls: number;
+  /** How much of the selection below the field the subgraph resolves by itself (coverage). */
+  covered: number;
   /** Steps: the root one and each entity look-up, however they are batched. */
   lookups: number;
 }
@@ -598,7 +719,23 @@ interface RootCost {
 function cheaper(a: RootCost, b: RootCost): boolean {
   if (a.sequential !== b.sequential) return a.sequential < b.sequential;
   if (a.calls !== b.calls) return a.calls < b.calls;
+  if (a.covered !== b.covered) return a.covered > b.covered;
   return a.lookups < b.lookups;
+}
+
+/**
+ * 1. The cheapest choice: the fewest requests one after another, then the fewest requests (a
+ *    subgraph already serving a root field saves its root request), then the one that resolves
+ *    most of the selection below the field by itself (as chooseWay ranks ways, 12), then the
+ *    fewest look-ups (batched in those requests); supergraph order breaks ties.
+ */
+function cheapest(choices: readonly RootCost[], roots: ReadonlyMap<string, PlanStep>): RootCost {
+  let best: RootCost | undefined;
+  for (const choice of choices) {
+    const cost = roots.has(choice.graph) ? { ...choice, calls: choice.calls - 1 } : choice;
+    if (!best || cheaper(cost, best)) best = cost;
+  }
+  return best!;
 }
 
 /** One entity step per subgraph, position and type. */

@@ -323,4 +323,93 @@ describe('query plans: Federation v2 cases', () => {
       expect(graph.calls.get('b')![0]).toMatch(/_entities\(representations: \$_representations\)/);
     });
   });
+
+  it('reaches a value-type field from the entity above it through an abstract list, with a fragment where that subgraph has the union', async () => {
+    const items = [
+      { __typename: 'Post', title: 'Hello', score: 7 },
+      { __typename: 'Ad', title: 'Buy', score: 0 },
+      { __typename: 'Post', title: 'Again', score: 3 },
+    ];
+    const board = { id: 'b1', items };
+    const unionSdl = /* GraphQL */ `
+      type Board @key(fields: "id") { id: ID! items: [Item!]! @shareable }
+      union Item = Post | Ad
+    `;
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: /* GraphQL */ `
+          ${fed('"@key", "@shareable"')}
+          type Query { board: Board }
+          ${unionSdl}
+          type Post { title: String! @shareable }
+          type Ad { title: String! @shareable }
+        `,
+        resolvers: { Query: { board: () => board }, Item: { __resolveType: (i: { __typename: string }) => i.__typename } },
+      },
+      {
+        name: 'b',
+        sdl: /* GraphQL */ `
+          ${fed('"@key", "@shareable"')}
+          ${unionSdl}
+          type Post { title: String! @shareable score: Int! }
+          type Ad { title: String! @shareable }
+        `,
+        resolvers: { Board: { __resolveReference: () => board }, Item: { __resolveType: (i: { __typename: string }) => i.__typename } },
+      },
+    ]);
+    const result = await graph.run('{ board { items { __typename ... on Post { title points: score } ... on Ad { title } } } }');
+    expect(result).toEqual({
+      data: { board: { items: [{ __typename: 'Post', title: 'Hello', points: 7 }, { __typename: 'Ad', title: 'Buy' }, { __typename: 'Post', title: 'Again', points: 3 }] } },
+    });
+    expect(graph.calls.get('b')).toHaveLength(1);
+    expect(graph.calls.get('b')![0]).toMatch(/items \{\s+__typename\s+\.\.\. on Post \{\s+points: score/);
+  });
+
+  it('reaches a value-type field below a mutation result by looking the entity up, never by running the mutation again (the subgraph that runs it answers the rest)', async () => {
+    const log: string[] = [];
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: /* GraphQL */ `
+          ${fed('"@key", "@shareable"')}
+          type Query { post(id: ID!): Post }
+          type Mutation { publish(id: ID!): Post @shareable }
+          type Post @key(fields: "id") { id: ID! title: String! meta: Meta! @shareable }
+          type Meta { lang: String! @shareable }
+        `,
+        resolvers: {
+          Query: { post: (_: unknown, { id }: { id: string }) => ({ id, title: 'Hello', meta: { lang: 'en' } }) },
+          Mutation: {
+            publish: (_: unknown, { id }: { id: string }) => {
+              log.push(`publish ${id}`);
+              return { id, title: 'Hello', meta: { lang: 'en' } };
+            },
+          },
+        },
+      },
+      {
+        name: 'b',
+        sdl: /* GraphQL */ `
+          ${fed('"@key", "@shareable"')}
+          type Mutation { publish(id: ID!): Post @shareable }
+          type Post @key(fields: "id") { id: ID! meta: Meta! @shareable }
+          type Meta { lang: String! @shareable words: Int! }
+        `,
+        resolvers: {
+          Mutation: {
+            publish: (_: unknown, { id }: { id: string }) => {
+              log.push(`publish ${id} in b`);
+              return { id, meta: { lang: 'en', words: 0 } };
+            },
+          },
+          Post: { __resolveReference: (ref: { id: string }) => ({ id: ref.id, meta: { lang: 'en', words: 120 } }) },
+        },
+      },
+    ]);
+    const result = await graph.run('mutation { publish(id: "p1") { title meta { lang words } } }');
+    expect(result).toEqual({ data: { publish: { title: 'Hello', meta: { lang: 'en', words: 120 } } } });
+    expect(log).toEqual(['publish p1']);
+    expect(graph.calls.get('b')![0]).toContain('_entities');
+  });
 });

@@ -1,5 +1,6 @@
 // The shapes of a query plan: what the planner hands the runner (final once the plan is made), and the draft steps it plans with.
-import type { ArgumentNode, DirectiveNode, DocumentNode } from 'graphql';
+import type { ArgumentNode, DirectiveNode, DocumentNode, GraphQLInterfaceType, GraphQLObjectType } from 'graphql';
+import type { Scope } from './entity-paths.js';
 import type { FieldSetTree } from './supergraph-model.js';
 import type { Guards } from '../../request/operation-analysis.js';
 
@@ -155,4 +156,37 @@ export interface PlanStep {
   readonly representation: RepresentationDraft;
   readonly keyFields: FieldSetTree;
   readonly dependsOn: Set<PlanStep>;
+}
+
+/**
+ * Where one step holds the objects of one position while the planner works on it: the tree their
+ * fields go in, and the field above them. A look-up's key is planned in a frame, and a field no
+ * look-up reaches at its own position is re-selected from a frame above it (12).
+ */
+export interface Frame {
+  readonly type: GraphQLObjectType | GraphQLInterfaceType;
+  readonly graph: string;
+  readonly step: PlanStep;
+  readonly at: SelectionTree;
+  readonly path: readonly string[];
+  /**
+   * The response keys to it with the type at each of them: frames at one position hold the same
+   * objects (a path alone does not tell apart the books below a shelf from those below a store).
+   */
+  readonly position: string;
+  /** Fields a parent field `@provides` here. */
+  readonly provided: FieldSetTree | undefined;
+  /** The subgraphs that could answer here (fieldScope): what is planned below follows from it. */
+  readonly scope: Scope;
+  /** The field whose value holds these objects, in its parent's frame; absent at the root. */
+  readonly above?: Above;
+}
+
+/** The client's field between a frame and the one below it, as a step re-selects it. */
+export interface Above {
+  readonly frame: Frame;
+  readonly key: string;
+  readonly name: string;
+  readonly arguments: readonly ArgumentNode[];
+  readonly directives: readonly DirectiveNode[];
 }

@@ -122,7 +122,7 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
     const reads = sections!.read(fetch, step, part, [key]);
     [read] = reads instanceof Promise ? await reads : reads;
     if (read.fresh !== undefined) {
-      Object.assign(data, read.fresh as Data);
+      mergeInto(data, read.fresh as Data);
       return;
     }
   }
@@ -131,7 +131,7 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
   if (part && read?.stale && sections!.staleAllowed(fetch) && failedUnanswered(errors)) {
     const value = parsePart(read.stale.json);
     if (value !== UNREADABLE) {
-      Object.assign(data, value as Data);
+      mergeInto(data, value as Data);
       sections!.noteStale(fetch, step, 1, read.stale.ageMs, String(errors[0].extensions?.code));
       return;
     }
@@ -141,7 +141,8 @@ async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variab
     sections!.write(part, [[key!, answer]]);
     sections!.noteFetched(part);
   }
-  if (answer) for (const name of Object.keys(answer)) data[name] = answer[name];
+  // A root field several subgraphs resolve may come from several root fetches: their answers merge.
+  if (answer) mergeInto(data, answer);
   if (errors.length === 0 && !answer) markFields(data, step, wholeFailure(fetch));
   for (const error of errors) {
     const marker = markerOf(error as GraphQLError);
