@@ -6,12 +6,12 @@ import type { Config } from '../config/schema.js';
 import { openDatabase } from '../registry/open-database.js';
 import type { Database } from '../registry/database.js';
 import { migrate } from '../registry/migrate.js';
-import { watchChanges, type ChangeFeed } from '../registry/change-feed.js';
+import { watchChanges } from '../registry/change-feed.js';
 import { DEFAULT_COST_LIMIT, listPolicies, PolicyBook } from '../registry/policy-store.js';
 import type { RouteMetadata } from '../registry/route.js';
 import { resolveRoute, SubgraphHealthBook } from '../resilience/subgraph-health.js';
 import { createSubgraphExecutor } from '../gateway/subgraph-executor.js';
-import { createFileGraphSource, createRegistryGraphSource, type GraphSource } from '../gateway/graph-sources.js';
+import { createFileGraphSource, createRegistryGraphSource } from '../gateway/graph-sources.js';
 import type { SubgraphEndpoint } from '../gateway/gateway-schema.js';
 import { GraphHolder } from '../gateway/served-graph.js';
 import { createRouter, type Router } from '../router.js';
@@ -36,6 +36,8 @@ import { createTracing } from '../telemetry/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
 import type { OpeningDocument } from '../graphiql/opening-tab.js';
+import type { GraphQLSchema } from 'graphql';
+import { ResourceStack } from './resource-stack.js';
 
 export interface StartRouterOptions {
   config: Config;
@@ -76,23 +78,149 @@ function listen(server: Server, port: number, host: string): Promise<AddressInfo
 }
 
 export async function startRouter(options: StartRouterOptions): Promise<RunningRouter> {
+  const logger = options.logger ?? createLogger({ level: options.config.logLevel });
+  // One close path for a normal stop and for a start that fails half way: each service is pushed as it opens.
+  const resources = new ResourceStack((message, error, level) => logger[level]({ err: error }, message));
+  try {
+    return await startServices(options, logger, resources);
+  } catch (error) {
+    await resources.close();
+    throw error;
+  }
+}
+
+/** Opens every service in order, pushing each one's release on `resources` the moment it is open. */
+async function startServices(options: StartRouterOptions, logger: Logger, resources: ResourceStack): Promise<RunningRouter> {
   const { config } = options;
-  const logger = options.logger ?? createLogger({ level: config.logLevel });
   const metrics = createMetrics({ defaultLabels: options.metricLabels });
   const tracing = createTracing({ serviceName: config.serviceName, otlpEndpoint: config.otlpEndpoint, sampleRatio: config.traceSampleRatio, exporter: options.spanExporter });
-  const graph = new GraphHolder();
+  // Released last: the spans of the drained requests are flushed (an unreachable collector only delays exit by its timeout).
+  if (tracing) resources.push(() => tracing.shutdown(), 'tracing: spans could not be exported', 'warn');
+  // One keep-alive pool for all subgraph calls; it outlives graph swaps, so a swap opens no new connections.
+  const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 256 });
+  resources.push(() => dispatcher.close(), 'subgraph connections could not be closed');
+  // Rate-limit buckets: shared by every router through Redis when configured, else this process's own.
+  const rateLimitBuckets = config.redisUrl ? await connectRateLimitBuckets(config.redisUrl, metrics, logger) : memoryBuckets();
+  resources.push(() => rateLimitBuckets.close?.(), 'rate limit: Redis connection could not be closed');
+  const store = config.supergraphFile ? undefined : await openMetadataStore(options, metrics, logger, resources);
+  const database = store?.database;
   // Without a registry (a supergraph file) nothing can set policies: the shipped `*` cost limit is built in.
   // With one, it is a row (migration 007) that ops change or clear.
   const policies = new PolicyBook(config.supergraphFile ? { costLimit: DEFAULT_COST_LIMIT } : {});
+  const permissions = new PermissionBook();
+  // Waiting tickets go to the database when there is one, so any instance honours them.
+  const queues = createOperationQueues({ policies, metrics, tickets: database ? databaseTicketStore(database) : memoryTicketStore() });
+  // A supergraph composed elsewhere needs no registry: keys live in memory, policies (but the built-in cost limit) and permissions stay empty.
+  const keyRing = database ? await KeyRing.open(database) : await KeyRing.ephemeral();
+  const graph = new GraphHolder();
+  const sectionCache =
+    config.sectionCache && config.queryPlans ? await startSectionCache({ config, metrics, logger, perUserTokens: config.subgraphTokens, database, tracer: tracing?.tracer }) : undefined;
+  if (sectionCache) resources.push(() => sectionCache.close(), 'section cache could not be closed');
+  const sourceDeps = graphSourceDeps({ config, graph, metrics, logger, tracing, dispatcher, keyRing, sectionCache });
+  if (database) {
+    const trustedDocuments = store?.trustedDocuments;
+    const registry = createRegistryGraphSource({ db: database, warmOperations: config.warmOperations, ...sourceDeps });
+    // One feed for every live table: each topic reloads its own in-memory copy.
+    const feed = await watchChanges(
+      database,
+      async function onRegistryChange(topic) {
+        if (topic === 'subgraphs') await registry.reload();
+        else if (topic === 'permissions') permissions.replace(await listPermissions(database));
+        else if (topic === 'signing_keys') await keyRing.reload(database);
+        else if (topic === 'trusted_documents') trustedDocuments?.replace(await listTrustedDocuments(database));
+        else if (topic === 'policies') {
+          policies.replace(await listPolicies(database));
+          queues.pumpAll();
+        } else await sectionCache?.onRegistryChange(topic);
+      },
+      { pollMs: config.registryPollMs, onError: (error) => logger.warn({ err: error }, 'registry change check failed') },
+    );
+    resources.push(() => feed.stop(), 'registry change feed could not be stopped');
+  } else {
+    const fileSource = createFileGraphSource({ file: config.supergraphFile!, ...sourceDeps });
+    resources.push(() => fileSource.stop(), 'supergraph file watcher could not be stopped');
+    await fileSource.start();
+  }
+
+  const router = createRouter({
+    config,
+    graph,
+    metrics,
+    logger,
+    policies,
+    queues,
+    rateLimitBuckets,
+    keyRing,
+    authenticator: config.authMode !== 'off' ? createRouterAuthenticator(config, keyRing) : undefined,
+    authorizer: new Authorizer({ book: permissions, defaultPolicy: config.authorizationDefault }),
+    audit: store?.audit,
+    operations: store?.operations,
+    topOperations: database ? topOperationsOf(database) : undefined,
+    trustedDocuments: store?.trustedDocuments,
+    tracing,
+    isReady: database ? () => database.query('select 1').then(() => true, () => false) : undefined,
+    graphiqlDocument: options.graphiqlDocument,
+  });
+  const server = serveDraining(router, resources);
+  const address = await listen(server, config.port, config.host);
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
+  logger.info({ url, source: config.supergraphFile ?? 'registry' }, 'router listening');
+  return { url, port: address.port, graph, metrics, policies, permissions, keyRing, router, database, close: () => resources.close() };
+}
+
+interface MetadataStore {
+  readonly database: Database;
+  readonly audit: AuditWriter | undefined;
+  readonly operations: OperationRecorder | undefined;
+  readonly trustedDocuments: TrustedDocumentBook;
+}
+
+/** The registry's database, migrated, and the writers that need it; each one's release is pushed on `resources`. */
+async function openMetadataStore(options: StartRouterOptions, metrics: RouterMetrics, logger: Logger, resources: ResourceStack): Promise<MetadataStore> {
+  const { config } = options;
+  const database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  // A database the caller passed in is the caller's to close.
+  if (!options.database) resources.push(() => database.close(), 'database could not be closed');
+  await migrate(database);
+  let audit: AuditWriter | undefined;
+  if (config.audit) {
+    const writer = (audit = createAuditWriter({ db: database, spillDir: defaultSpillDir(config.dataDir), onError: (error) => logger.warn({ err: error }, 'audit log: database unreachable or entry refused; spilling to disk') }));
+    metrics.watchAudit(() => writer.stats());
+    // Released after the drain: every request has recorded its entry; flush them before the database goes.
+    resources.push(() => writer.close(), 'audit log: entries could not be saved');
+  }
+  let operations: OperationRecorder | undefined;
+  if (config.operationRegistry) {
+    const recorder = (operations = createOperationRecorder({ db: database, onError: (error) => logger.warn({ err: error }, 'operation registry: write failed; retrying on the next interval') }));
+    metrics.watchOperations(() => recorder.stats());
+    // Likewise the operation counts of the drained requests.
+    resources.push(() => recorder.close(), 'operation registry: counts could not be saved');
+  }
+  return { database, audit, operations, trustedDocuments: new TrustedDocumentBook() };
+}
+
+interface GraphSourceSetup {
+  readonly config: Config;
+  readonly graph: GraphHolder;
+  readonly metrics: RouterMetrics;
+  readonly logger: Logger;
+  readonly tracing: ReturnType<typeof createTracing>;
+  readonly dispatcher: Agent;
+  readonly keyRing: KeyRing;
+  readonly sectionCache: RouterSectionCacheHandle | undefined;
+}
+
+/** What either graph source needs: where to swap graphs in, how to reach subgraphs, and the section cache. */
+function graphSourceDeps(setup: GraphSourceSetup) {
+  const { config, metrics, tracing, dispatcher } = setup;
   const health = new SubgraphHealthBook(metrics);
-  // One keep-alive pool for all subgraph calls; it outlives graph swaps, so a swap opens no new connections.
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 256 });
-  // Set once the key ring is open (below); executors are only built after that.
   let tokens: SubgraphTokenSource | undefined;
-  const watchedTokens = (source: CachedTokenSource) => {
+  if (config.subgraphTokens) {
+    const source = subgraphTokenSource(config, setup.keyRing);
     metrics.watchCache('subgraph_token', () => source.stats());
-    return source;
-  };
+    tokens = source;
+  }
   const executorFor = (endpoint: SubgraphEndpoint, metadata: RouteMetadata) => {
     const route = resolveRoute(metadata, { timeoutMs: config.subgraphTimeoutMs });
     return createSubgraphExecutor({
@@ -109,117 +237,25 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
       tracer: tracing?.tracer,
     });
   };
-  const permissions = new PermissionBook();
-  const authorizer = new Authorizer({ book: permissions, defaultPolicy: config.authorizationDefault });
-  // Every built schema gets the authorization guards before it serves a request.
-  const decorateSchema = (schema: import('graphql').GraphQLSchema) => installGuards(schema, forbiddenField);
-  const overrideLabels = new Set(config.overrideLabels);
-  // Rate-limit buckets: shared by every router through Redis when configured, else this process's own.
-  const rateLimitBuckets = config.redisUrl ? await connectRateLimitBuckets(config.redisUrl, metrics, logger) : memoryBuckets();
-
-  let database: Database | undefined;
-  // Waiting tickets go to the database when there is one, so any instance honours them.
-  let queues = createOperationQueues({ policies, metrics, tickets: memoryTicketStore() });
-  const ownsDatabase = options.database === undefined;
-  let fileSource: GraphSource | undefined;
-  let feed: ChangeFeed | undefined;
-  let audit: AuditWriter | undefined;
-  let operations: OperationRecorder | undefined;
-  let trustedDocuments: TrustedDocumentBook | undefined;
-  let keyRing: KeyRing;
-  let authenticator: Authenticator | undefined;
-  let sectionCache: RouterSectionCacheHandle | undefined;
-  /** What either graph source needs: where to swap graphs in, how to reach subgraphs, and the section cache. */
-  const graphSourceDeps = (cache: RouterSectionCacheHandle | undefined) => ({
-    holder: graph,
+  return {
+    holder: setup.graph,
     executorFor,
-    logger,
+    logger: setup.logger,
     metrics,
-    overrideLabels,
-    decorateSchema,
+    overrideLabels: new Set(config.overrideLabels),
+    // Every built schema gets the authorization guards before it serves a request.
+    decorateSchema: (schema: GraphQLSchema) => installGuards(schema, forbiddenField),
     queryPlans: config.queryPlans,
     answerProjection: config.answerProjection,
-    sectionCache: cache?.shared,
-  });
-  const startCache = async (database?: Database) =>
-    config.sectionCache && config.queryPlans ? await startSectionCache({ config, metrics, logger, perUserTokens: config.subgraphTokens, database, tracer: tracing?.tracer }) : undefined;
-  try {
-    if (config.supergraphFile) {
-      // A supergraph composed elsewhere needs no registry: keys live in memory, policies (but the built-in cost limit) and permissions stay empty.
-      keyRing = await KeyRing.ephemeral();
-      if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
-      sectionCache = await startCache();
-      fileSource = createFileGraphSource({ file: config.supergraphFile, ...graphSourceDeps(sectionCache) });
-      await fileSource.start();
-    } else {
-      const db = (database = options.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })));
-      await migrate(db);
-      keyRing = await KeyRing.open(db);
-      if (config.subgraphTokens) tokens = watchedTokens(subgraphTokenSource(config, keyRing));
-      if (config.audit) audit = createAuditWriter({ db, spillDir: defaultSpillDir(config.dataDir), onError: (error) => logger.warn({ err: error }, 'audit log: database unreachable or entry refused; spilling to disk') });
-      const writer = audit;
-      if (writer) metrics.watchAudit(() => writer.stats());
-      if (config.operationRegistry) {
-        const recorder = (operations = createOperationRecorder({ db, onError: (error) => logger.warn({ err: error }, 'operation registry: write failed; retrying on the next interval') }));
-        metrics.watchOperations(() => recorder.stats());
-      }
-      queues = createOperationQueues({ policies, metrics, tickets: databaseTicketStore(db) });
-      const book = (trustedDocuments = new TrustedDocumentBook());
-      const ring = keyRing;
-      const cache = (sectionCache = await startCache(db));
-      const registry = createRegistryGraphSource({ db, warmOperations: config.warmOperations, ...graphSourceDeps(cache) });
-      // One feed for every live table: each topic reloads its own in-memory copy.
-      feed = await watchChanges(
-        db,
-        async function onRegistryChange(topic) {
-          if (topic === 'subgraphs') await registry.reload();
-          else if (topic === 'permissions') permissions.replace(await listPermissions(db));
-          else if (topic === 'signing_keys') await ring.reload(db);
-          else if (topic === 'trusted_documents') book.replace(await listTrustedDocuments(db));
-          else if (topic === 'policies') {
-            policies.replace(await listPolicies(db));
-            queues.pumpAll();
-          } else await cache?.onRegistryChange(topic);
-        },
-        { pollMs: config.registryPollMs, onError: (error) => logger.warn({ err: error }, 'registry change check failed') },
-      );
-    }
-    if (config.authMode !== 'off') authenticator = createRouterAuthenticator(config, keyRing);
-  } catch (error) {
-    await fileSource?.stop().catch(() => {});
-    await feed?.stop().catch(() => {});
-    await sectionCache?.close().catch(() => {});
-    await audit?.close().catch(() => {});
-    await operations?.close().catch(() => {});
-    await dispatcher.close().catch(() => {});
-    await rateLimitBuckets.close?.().catch(() => {});
-    if (ownsDatabase) await database?.close().catch(() => {});
-    await tracing?.shutdown().catch(() => {});
-    throw error;
-  }
+    sectionCache: setup.sectionCache?.shared,
+  };
+}
 
-  const db = database;
-  /** The ops page's view of the operation registry: the 10 busiest clients of the last day, 5 operations each. */
-  const topOperationsOf = (db: Database) => () => topOperationsByClient(db, { since: new Date(Date.now() - 24 * 60 * 60 * 1000), clients: 10, perClient: 5 });
-  const router = createRouter({
-    config,
-    graph,
-    metrics,
-    logger,
-    policies,
-    queues,
-    rateLimitBuckets,
-    keyRing,
-    authenticator,
-    authorizer,
-    audit,
-    operations,
-    topOperations: database ? topOperationsOf(database) : undefined,
-    trustedDocuments,
-    tracing,
-    isReady: db ? () => db.query('select 1').then(() => true, () => false) : undefined,
-    graphiqlDocument: options.graphiqlDocument,
-  });
+/** The ops page's view of the operation registry: the 10 busiest clients of the last day, 5 operations each. */
+const topOperationsOf = (db: Database) => () => topOperationsByClient(db, { since: new Date(Date.now() - 24 * 60 * 60 * 1000), clients: 10, perClient: 5 });
+
+/** The HTTP server, whose release (pushed last, so run first) stops accepting and lets requests in flight finish. */
+function serveDraining(router: Router, resources: ResourceStack): Server {
   const server = createServer(router);
   // Keep-alive sockets of clients must not hold shutdown hostage. server.close() only closes the idle
   // ones: a socket busy at that moment would serve a client that keeps asking (a dashboard polling
@@ -229,37 +265,14 @@ export async function startRouter(options: StartRouterOptions): Promise<RunningR
   server.prependListener('request', function closeConnectionWhenDraining(_request, response) {
     if (draining) response.setHeader('connection', 'close');
   });
-  let closing: Promise<void> | undefined;
-  const close = () =>
-    (closing ??= (async () => {
-      draining = true;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
-      await fileSource?.stop();
-      await feed?.stop();
-      // After the drain: every request has recorded its entry; flush them before the database goes.
-      await audit?.close().catch((error: Error) => logger.error({ err: error }, 'audit log: entries could not be saved'));
-      // Likewise the operation counts of the drained requests.
-      await operations?.close().catch((error: Error) => logger.error({ err: error }, 'operation registry: counts could not be saved'));
-      await dispatcher.close();
-      await rateLimitBuckets.close?.();
-      await sectionCache?.close();
-      if (ownsDatabase) await database?.close();
-      // Last: the spans of the drained requests are flushed (an unreachable collector only delays exit by its timeout).
-      await tracing?.shutdown().catch((error: Error) => logger.warn({ err: error }, 'tracing: spans could not be exported'));
-    })());
-  try {
-    const address = await listen(server, config.port, config.host);
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
-    logger.info({ url, source: config.supergraphFile ?? 'registry' }, 'router listening');
-    return { url, port: address.port, graph, metrics, policies, permissions, keyRing, router, database, close };
-  } catch (error) {
-    await close().catch(() => {});
-    throw error;
-  }
+  resources.push(function drain() {
+    draining = true;
+    return new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+  }, 'http server could not be closed');
+  return server;
 }
 
 /** How long a rate-limit draw may wait for Redis before the router decides with its own buckets, in ms. */
