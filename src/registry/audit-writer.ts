@@ -72,309 +72,381 @@ function asError(error: unknown): Error {
  *    committed just before its connection died, then spilled and replayed, is not duplicated.
  */
 export function createAuditWriter(options: AuditWriterOptions): AuditWriter {
-  const settings = resolveOptions(options);
-  const { db, batchSize } = settings;
-  const onError = options.onError;
-  const writerId = randomUUID();
-  const spill = new SpillFolder(settings.spillDir, writerId);
-  const buffer = new RingBuffer<AuditEntry>(settings.bufferCapacity);
-  const counts = { written: 0, spilled: 0, replayed: 0, rejected: 0, dropped: 0 };
-  const waiters: { target: number; resolve: () => void; reject: (error: Error) => void }[] = [];
+  const log = new AuditLog(options);
+  log.adoptLeftovers();
+  return {
+    record: (entry) => log.record(entry),
+    flush: () => log.flush(),
+    close: () => log.close(),
+    stats: () => log.stats(),
+  };
+}
 
-  let healthy = true;
+/**
+ * Where the writer is in its life. `open`: entries wait for their interval or a full batch. `closing`:
+ * `close` was called; every entry is due at once, no timer is armed and no replay or probe starts.
+ * `closed`: nothing runs any more; an entry recorded now goes straight to the spill file.
+ */
+type Lifecycle = 'open' | 'closing' | 'closed';
+
+/** The database as the writer last saw it: `down` from a failed INSERT (3) until a probe answers. */
+type Link = 'healthy' | 'down';
+
+/** What the pump does next (2): `write` (2a), `spill` (2b), `replay` (2c), or stop. */
+type Step = 'write' | 'spill' | 'replay' | 'idle';
+
+/** A batch whose INSERT is under way; `spilledEarly` once a full buffer copied it to disk meanwhile (4). */
+interface InFlight {
+  readonly count: number;
+  spilledEarly: boolean;
+}
+
+/** The spill segment being replayed (2c), its replayable lines, and how many of them are in the table. */
+interface ReplayCursor {
+  readonly segment: SpillSegment;
+  readonly lines: string[];
+  offset: number;
+}
+
+/** The writer's state and transitions; `createAuditWriter` above explains the algorithm, whose step numbers the comments cite. */
+class AuditLog {
+  readonly #settings: ReturnType<typeof resolveOptions>;
+  readonly #onError: ((error: Error) => void) | undefined;
+  readonly #writerId = randomUUID();
+  readonly #spill: SpillFolder;
+  readonly #buffer: RingBuffer<AuditEntry>;
+  readonly #counts = { written: 0, spilled: 0, replayed: 0, rejected: 0, dropped: 0 };
+  readonly #waiters: { target: number; resolve: () => void; reject: (error: Error) => void }[] = [];
+
+  #lifecycle: Lifecycle = 'open';
+  #link: Link = 'healthy';
   /** Entries with a smaller sequence number are due: the interval passed or `flush` asked for them. */
-  let drainTarget = 0;
-  let inFlight: { count: number; spilledEarly: boolean } | undefined;
-  let cursor: { segment: SpillSegment; lines: string[]; offset: number } | undefined;
-  let pumping: Promise<void> | undefined;
-  let probing: Promise<void> | undefined;
-  let flushTimer: NodeJS.Timeout | undefined;
-  let probeTimer: NodeJS.Timeout | undefined;
-  let kickTimer: NodeJS.Immediate | undefined;
-  let probeDelay = settings.probeIntervalMs;
+  #drainTarget = 0;
+  #inFlight: InFlight | undefined;
+  #cursor: ReplayCursor | undefined;
+  /** The pump and the probe under way, at most one of each. */
+  #pumping: Promise<void> | undefined;
+  #probing: Promise<void> | undefined;
+  /** Armed timers: the interval flush, the next probe, the full-batch kick. All unref'd; `close` clears them. */
+  #flushTimer: NodeJS.Timeout | undefined;
+  #probeTimer: NodeJS.Timeout | undefined;
+  #kickTimer: NodeJS.Immediate | undefined;
+  /** Delay of the next probe: doubles after each, back to `probeIntervalMs` once the database takes a batch. */
+  #probeDelay: number;
   /** The last failure to append to the spill folder; cleared by the next success. */
-  let spillError: Error | undefined;
-  let closing = false;
-  let closed = false;
-  let closePromise: Promise<void> | undefined;
+  #spillError: Error | undefined;
+  #closed: Promise<void> | undefined;
 
-  function report(error: Error): void {
+  constructor(options: AuditWriterOptions) {
+    this.#settings = resolveOptions(options);
+    this.#onError = options.onError;
+    this.#spill = new SpillFolder(this.#settings.spillDir, this.#writerId);
+    this.#buffer = new RingBuffer<AuditEntry>(this.#settings.bufferCapacity);
+    this.#probeDelay = this.#settings.probeIntervalMs;
+  }
+
+  /** 5. */
+  adoptLeftovers(): void {
     try {
-      onError?.(error);
+      if (this.#spill.adoptLeftovers() > 0) this.#kick();
+    } catch (error) {
+      this.#report(new Error(`audit log: cannot read the spill folder ${this.#spill.dir}; leftovers stay there`, { cause: error }));
+    }
+  }
+
+  record(entry: AuditEntry): void {
+    try {
+      if (typeof entry !== 'object' || entry === null) {
+        this.#counts.dropped += 1;
+        return;
+      }
+      if (this.#buffer.full && !this.#spillOldest(this.#settings.batchSize)) {
+        this.#counts.dropped += 1;
+        return;
+      }
+      this.#buffer.push(entry);
+      if (this.#lifecycle === 'closed') {
+        this.#spillOldest(this.#buffer.length); // nothing runs any more: straight to disk, for the next process
+      } else if (this.#lifecycle === 'closing') {
+        this.#drainTarget = this.#buffer.tailSeq;
+        void this.#schedulePump();
+      } else {
+        if (!this.#flushTimer) this.#armFlushTimer();
+        if (this.#buffer.length >= this.#settings.batchSize) this.#kick();
+      }
+    } catch (error) {
+      this.#counts.dropped += 1;
+      this.#report(asError(error));
+    }
+  }
+
+  flush(): Promise<void> {
+    if (this.#buffer.length === 0) return Promise.resolve();
+    const target = this.#buffer.tailSeq;
+    this.#drainTarget = Math.max(this.#drainTarget, target);
+    return new Promise<void>((resolve, reject) => {
+      this.#waiters.push({ target, resolve, reject });
+      void this.#schedulePump();
+    });
+  }
+
+  close(): Promise<void> {
+    return (this.#closed ??= this.#closeWriter());
+  }
+
+  stats(): AuditStats {
+    return { buffered: this.#buffer.length, ...this.#counts, spilling: this.#link === 'down' || this.#spill.hasSegments() };
+  }
+
+  async #closeWriter(): Promise<void> {
+    this.#lifecycle = 'closing';
+    clearTimeout(this.#flushTimer);
+    clearTimeout(this.#probeTimer);
+    if (this.#kickTimer) clearImmediate(this.#kickTimer);
+    this.#flushTimer = this.#probeTimer = this.#kickTimer = undefined;
+    const { closeTimeoutMs } = this.#settings;
+    const drained = this.#drain();
+    let deadline: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      deadline = setTimeout(resolve, closeTimeoutMs, 'expired');
+    });
+    try {
+      if ((await Promise.race([drained, expired])) === 'expired') {
+        // The database hangs: the rest (an unsettled batch included, 4) goes to disk for the next process.
+        if (this.#buffer.length > 0 && !this.#spillOldest(this.#buffer.length)) throw this.#unsaved();
+        this.#report(new Error(`audit log: the database did not answer within ${closeTimeoutMs} ms while closing; the rest is in ${this.#spill.dir}`));
+      }
+    } finally {
+      clearTimeout(deadline);
+      this.#lifecycle = 'closed';
+    }
+  }
+
+  async #drain(): Promise<'drained'> {
+    await this.flush();
+    // An in-flight replay batch or probe finishes; nothing starts again once closing.
+    while (this.#pumping || this.#probing) await (this.#pumping ?? this.#probing);
+    return 'drained';
+  }
+
+  #unsaved(): Error {
+    return new Error(`audit log: ${this.#buffer.length} entries could be written neither to the database nor to ${this.#spill.dir}`, { cause: this.#spillError });
+  }
+
+  #report(error: Error): void {
+    try {
+      this.#onError?.(error);
     } catch {
       // A failing error handler must not stop the writer.
     }
   }
 
-  function noteSpillError(error: unknown): void {
-    if (!spillError) report(new Error(`audit log: cannot write the spill folder ${spill.dir}`, { cause: error }));
-    spillError = asError(error);
+  #noteSpillError(error: unknown): void {
+    if (!this.#spillError) this.#report(new Error(`audit log: cannot write the spill folder ${this.#spill.dir}`, { cause: error }));
+    this.#spillError = asError(error);
   }
 
-  function setAside(lines: readonly string[], reason: string): void {
+  #setAside = (lines: readonly string[], reason: string): void => {
     try {
-      spill.rejectSync(lines.map((line) => ({ reason, line })));
-      counts.rejected += lines.length;
+      this.#spill.rejectSync(lines.map((line) => ({ reason, line })));
+      this.#counts.rejected += lines.length;
     } catch (error) {
-      counts.dropped += lines.length;
-      noteSpillError(error);
+      this.#counts.dropped += lines.length;
+      this.#noteSpillError(error);
     }
-    report(new Error(`audit log: ${lines.length} row(s) set aside in ${path.join(spill.dir, 'rejected.jsonl')}: ${reason}`));
-  }
+    this.#report(new Error(`audit log: ${lines.length} row(s) set aside in ${path.join(this.#spill.dir, 'rejected.jsonl')}: ${reason}`));
+  };
 
-  function settleWaiters(final = false): void {
-    for (let i = waiters.length - 1; i >= 0; i -= 1) {
-      const waiter = waiters[i];
-      if (waiter.target <= buffer.headSeq) waiter.resolve();
-      else if (final) waiter.reject(new Error(`audit log: ${buffer.length} entries could be written neither to the database nor to ${spill.dir}`, { cause: spillError }));
+  #settleWaiters(final = false): void {
+    for (let i = this.#waiters.length - 1; i >= 0; i -= 1) {
+      const waiter = this.#waiters[i];
+      if (waiter.target <= this.#buffer.headSeq) waiter.resolve();
+      else if (final) waiter.reject(this.#unsaved());
       else continue;
-      waiters.splice(i, 1);
+      this.#waiters.splice(i, 1);
     }
   }
 
   /** Appends the oldest `count` buffered entries to the spill file (4, 2b). False if the folder refused them. */
-  function spillOldest(count: number): boolean {
-    const start = buffer.headSeq;
-    const entries = buffer.peek(Math.max(count, inFlight && !inFlight.spilledEarly ? inFlight.count : 0));
+  #spillOldest(count: number): boolean {
+    const inFlight = this.#inFlight && !this.#inFlight.spilledEarly ? this.#inFlight : undefined;
+    const start = this.#buffer.headSeq;
+    const entries = this.#buffer.peek(Math.max(count, inFlight ? inFlight.count : 0));
     try {
-      spill.appendSync(entries.map((entry, i) => toLine(entry, writerId, start + i)));
+      this.#spill.appendSync(entries.map((entry, i) => toLine(entry, this.#writerId, start + i)));
     } catch (error) {
-      noteSpillError(error);
+      this.#noteSpillError(error);
       return false;
     }
-    spillError = undefined;
+    this.#spillError = undefined;
     let fresh = entries.length;
-    if (inFlight && !inFlight.spilledEarly) {
+    if (inFlight) {
       // The batch in flight sits at the front: it is now on disk whatever its INSERT does (4).
       inFlight.spilledEarly = true;
       fresh -= inFlight.count;
     }
-    counts.spilled += fresh;
-    buffer.drop(entries.length);
-    settleWaiters();
+    this.#counts.spilled += fresh;
+    this.#buffer.drop(entries.length);
+    this.#settleWaiters();
     return true;
   }
 
-  function dueCount(): number {
-    const n = buffer.length;
+  #dueCount(): number {
+    const n = this.#buffer.length;
     if (n === 0) return 0;
-    if (closing || n >= batchSize) return n;
-    return Math.min(n, Math.max(0, drainTarget - buffer.headSeq));
+    if (this.#lifecycle !== 'open' || n >= this.#settings.batchSize) return n;
+    return Math.min(n, Math.max(0, this.#drainTarget - this.#buffer.headSeq));
   }
 
-  function enterOutage(error: unknown): void {
-    if (healthy) report(new Error(`audit log: the database did not take a batch; spilling to ${spill.dir} until it answers`, { cause: error }));
-    healthy = false;
-    armProbe();
+  /** The transition at the heart of the pump (2). */
+  #nextStep(): Step {
+    const segments = this.#spill.hasSegments();
+    if (this.#dueCount() > 0) return this.#link === 'healthy' && !segments ? 'write' : 'spill';
+    if (this.#link === 'healthy' && segments && this.#lifecycle === 'open') return 'replay';
+    return 'idle';
+  }
+
+  /** 3. */
+  #enterOutage(error: unknown): void {
+    if (this.#link === 'healthy') this.#report(new Error(`audit log: the database did not take a batch; spilling to ${this.#spill.dir} until it answers`, { cause: error }));
+    this.#link = 'down';
+    this.#armProbe();
   }
 
   /** 2a. */
-  async function writeBatch(): Promise<void> {
-    const start = buffer.headSeq;
-    const entries = buffer.peek(batchSize);
-    const batch = { count: entries.length, spilledEarly: false };
-    inFlight = batch;
+  async #writeBatch(): Promise<void> {
+    const start = this.#buffer.headSeq;
+    const entries = this.#buffer.peek(this.#settings.batchSize);
+    const batch: InFlight = (this.#inFlight = { count: entries.length, spilledEarly: false });
     try {
-      counts.written += await insertAuditRows(db, entries.map((entry, i) => toRow(entry, writerId, start + i)), undefined, setAside);
-      probeDelay = settings.probeIntervalMs;
-      if (!batch.spilledEarly) buffer.drop(batch.count);
-      settleWaiters();
+      const rows = entries.map((entry, i) => toRow(entry, this.#writerId, start + i));
+      this.#counts.written += await insertAuditRows(this.#settings.db, rows, undefined, this.#setAside);
+      this.#probeDelay = this.#settings.probeIntervalMs;
+      if (!batch.spilledEarly) this.#buffer.drop(batch.count);
+      this.#settleWaiters();
     } catch (error) {
-      enterOutage(error);
+      this.#enterOutage(error);
       // Already on disk (4): count it as spilled now that the database did not take it. Otherwise it is
       // still at the front of the buffer, and 2b spills it first.
-      if (batch.spilledEarly) counts.spilled += batch.count;
+      if (batch.spilledEarly) this.#counts.spilled += batch.count;
     } finally {
-      inFlight = undefined;
+      this.#inFlight = undefined;
     }
   }
 
   /** 2c: one batch of the oldest segment, or its deletion once fully replayed. */
-  async function replayBatch(): Promise<void> {
-    if (!cursor) {
-      const segment = spill.head();
-      if (!segment) return;
-      let lines: string[];
-      try {
-        lines = await spill.read(segment);
-      } catch (error) {
-        spill.forget(segment);
-        report(new Error(`audit log: cannot read spill segment ${segment.file}; left for a later process`, { cause: error }));
-        return;
-      }
-      const bad = lines.filter((line) => !isReplayable(line));
-      if (bad.length > 0) setAside(bad, `unreadable line in spill segment ${segment.name}`);
-      cursor = { segment, lines: bad.length > 0 ? lines.filter(isReplayable) : lines, offset: 0 };
-    }
+  async #replayBatch(): Promise<void> {
+    const cursor = this.#cursor ?? (this.#cursor = await this.#openSegment());
+    if (!cursor) return;
     const { segment, lines, offset } = cursor;
     if (offset >= lines.length) {
-      cursor = undefined;
+      this.#cursor = undefined;
       try {
-        await spill.remove(segment);
+        await this.#spill.remove(segment);
       } catch (error) {
-        spill.forget(segment);
-        report(new Error(`audit log: cannot delete replayed spill segment ${segment.file}`, { cause: error }));
+        this.#spill.forget(segment);
+        this.#report(new Error(`audit log: cannot delete replayed spill segment ${segment.file}`, { cause: error }));
       }
-      if (!spill.hasSegments()) probeDelay = settings.probeIntervalMs;
+      if (!this.#spill.hasSegments()) this.#probeDelay = this.#settings.probeIntervalMs;
       return;
     }
-    const chunk = lines.slice(offset, offset + batchSize);
+    const chunk = lines.slice(offset, offset + this.#settings.batchSize);
     try {
-      // Parsed again here rather than kept from the check above: a segment's lines take less memory than their objects.
-      counts.replayed += await insertAuditRows(db, chunk.map((line) => JSON.parse(line) as StoredRow), chunk, setAside);
+      // Parsed again here rather than kept from the check in #openSegment: a segment's lines take less memory than their objects.
+      this.#counts.replayed += await insertAuditRows(this.#settings.db, chunk.map((line) => JSON.parse(line) as StoredRow), chunk, this.#setAside);
       cursor.offset += chunk.length;
     } catch (error) {
-      enterOutage(error);
+      this.#enterOutage(error);
     }
   }
 
-  async function runPump(): Promise<void> {
-    // Start on a later microtask: `pumping` is assigned before this can finish and clear it.
+  /** The oldest segment's replayable lines, the others set aside; undefined if there is none or it cannot be read. */
+  async #openSegment(): Promise<ReplayCursor | undefined> {
+    const segment = this.#spill.head();
+    if (!segment) return undefined;
+    let lines: string[];
+    try {
+      lines = await this.#spill.read(segment);
+    } catch (error) {
+      this.#spill.forget(segment);
+      this.#report(new Error(`audit log: cannot read spill segment ${segment.file}; left for a later process`, { cause: error }));
+      return undefined;
+    }
+    const bad = lines.filter((line) => !isReplayable(line));
+    if (bad.length > 0) this.#setAside(bad, `unreadable line in spill segment ${segment.name}`);
+    return { segment, lines: bad.length > 0 ? lines.filter(isReplayable) : lines, offset: 0 };
+  }
+
+  async #runPump(): Promise<void> {
+    // Start on a later microtask: `#pumping` is assigned before this can finish and clear it.
     await Promise.resolve();
     try {
-      for (;;) {
-        const due = dueCount();
-        if (due > 0 && healthy && !spill.hasSegments()) await writeBatch();
-        else if (due > 0) {
-          if (!spillOldest(Math.min(due, batchSize))) break; // the folder refuses: keep them in memory, retry on the next tick
+      for (let step = this.#nextStep(); step !== 'idle'; step = this.#nextStep()) {
+        if (step === 'write') await this.#writeBatch();
+        else if (step === 'replay') await this.#replayBatch();
+        else {
+          if (!this.#spillOldest(Math.min(this.#dueCount(), this.#settings.batchSize))) break; // the folder refuses: keep them in memory, retry on the next tick
           // Batch by batch, letting requests run in between: a full buffer is thousands of lines to format.
-          if (dueCount() > 0) await new Promise((resolve) => setImmediate(resolve));
-        } else if (healthy && spill.hasSegments() && !closing) await replayBatch();
-        else break;
+          if (this.#dueCount() > 0) await new Promise((resolve) => setImmediate(resolve));
+        }
       }
     } catch (error) {
-      report(asError(error)); // a bug here must not become an unhandled rejection
+      this.#report(asError(error)); // a bug here must not become an unhandled rejection
     } finally {
       // Cleared in the same turn as the last decision, so a caller never sees a pump that will not look again.
-      pumping = undefined;
-      settleWaiters(true);
-      if (buffer.length > 0) armFlushTimer();
+      this.#pumping = undefined;
+      this.#settleWaiters(true);
+      if (this.#buffer.length > 0) this.#armFlushTimer();
     }
   }
 
-  function schedulePump(): Promise<void> {
-    pumping ??= runPump();
-    return pumping;
+  #schedulePump(): Promise<void> {
+    return (this.#pumping ??= this.#runPump());
   }
 
-  function kick(): void {
-    if (kickTimer || pumping || closed) return;
+  #kick(): void {
+    if (this.#kickTimer || this.#pumping || this.#lifecycle === 'closed') return;
     // Not now: `record` returns first, and the INSERT is built on a later turn of the event loop.
-    kickTimer = setImmediate(function flushFullBatch() {
-      kickTimer = undefined;
-      void schedulePump();
-    });
-    kickTimer.unref();
+    const flushFullBatch = () => {
+      this.#kickTimer = undefined;
+      void this.#schedulePump();
+    };
+    this.#kickTimer = setImmediate(flushFullBatch);
+    this.#kickTimer.unref();
   }
 
-  function armFlushTimer(): void {
-    if (flushTimer || closing) return;
-    flushTimer = setTimeout(function flushTick() {
-      flushTimer = undefined;
-      drainTarget = Math.max(drainTarget, buffer.tailSeq);
-      void schedulePump();
-    }, settings.flushIntervalMs);
-    flushTimer.unref();
+  #armFlushTimer(): void {
+    if (this.#flushTimer || this.#lifecycle !== 'open') return;
+    const flushTick = () => {
+      this.#flushTimer = undefined;
+      this.#drainTarget = Math.max(this.#drainTarget, this.#buffer.tailSeq);
+      void this.#schedulePump();
+    };
+    this.#flushTimer = setTimeout(flushTick, this.#settings.flushIntervalMs);
+    this.#flushTimer.unref();
   }
 
-  function armProbe(): void {
-    if (probeTimer || probing || closing) return;
-    const delay = probeDelay;
-    probeDelay = Math.min(probeDelay * 2, settings.probeMaxIntervalMs);
-    probeTimer = setTimeout(function probeTick() {
-      probeTimer = undefined;
-      probing = probe();
-    }, delay);
-    probeTimer.unref();
+  /** 3: the next probe, after the current backoff delay. */
+  #armProbe(): void {
+    if (this.#probeTimer || this.#probing || this.#lifecycle !== 'open') return;
+    const delay = this.#probeDelay;
+    this.#probeDelay = Math.min(delay * 2, this.#settings.probeMaxIntervalMs);
+    const probeTick = () => {
+      this.#probeTimer = undefined;
+      this.#probing = this.#probe();
+    };
+    this.#probeTimer = setTimeout(probeTick, delay);
+    this.#probeTimer.unref();
   }
 
-  async function probe(): Promise<void> {
-    await Promise.resolve(); // as in runPump: `probing` is assigned before it is cleared
-    const answered = await pingAuditStore(db); // if not, still down: the next probe waits longer
-    probing = undefined;
-    if (closing) return;
+  async #probe(): Promise<void> {
+    await Promise.resolve(); // as in #runPump: `#probing` is assigned before it is cleared
+    const answered = await pingAuditStore(this.#settings.db); // if not, still down: the next probe waits longer
+    this.#probing = undefined;
+    if (this.#lifecycle !== 'open') return;
     if (answered) {
-      healthy = true;
-      void schedulePump();
-    } else armProbe();
+      this.#link = 'healthy';
+      void this.#schedulePump();
+    } else this.#armProbe();
   }
-
-  function record(entry: AuditEntry): void {
-    try {
-      if (typeof entry !== 'object' || entry === null) {
-        counts.dropped += 1;
-        return;
-      }
-      if (buffer.full && !spillOldest(batchSize)) {
-        counts.dropped += 1;
-        return;
-      }
-      buffer.push(entry);
-      if (closed) {
-        spillOldest(buffer.length); // nothing runs any more: straight to disk, for the next process
-      } else if (closing) {
-        drainTarget = buffer.tailSeq;
-        void schedulePump();
-      } else {
-        if (!flushTimer) armFlushTimer();
-        if (buffer.length >= batchSize) kick();
-      }
-    } catch (error) {
-      counts.dropped += 1;
-      report(asError(error));
-    }
-  }
-
-  function flush(): Promise<void> {
-    if (buffer.length === 0) return Promise.resolve();
-    const target = buffer.tailSeq;
-    drainTarget = Math.max(drainTarget, target);
-    return new Promise<void>((resolve, reject) => {
-      waiters.push({ target, resolve, reject });
-      void schedulePump();
-    });
-  }
-
-  function close(): Promise<void> {
-    closePromise ??= (async function closeWriter() {
-      closing = true;
-      clearTimeout(flushTimer);
-      clearTimeout(probeTimer);
-      if (kickTimer) clearImmediate(kickTimer);
-      flushTimer = probeTimer = kickTimer = undefined;
-      const drained = (async function drain() {
-        await flush();
-        // An in-flight replay batch or probe finishes; nothing starts again once `closing` is set.
-        while (pumping || probing) await (pumping ?? probing);
-        return 'drained' as const;
-      })();
-      let deadline: NodeJS.Timeout | undefined;
-      const expired = new Promise<'expired'>((resolve) => {
-        deadline = setTimeout(resolve, settings.closeTimeoutMs, 'expired');
-      });
-      try {
-        if ((await Promise.race([drained, expired])) === 'expired') {
-          // The database hangs: the rest (an unsettled batch included, 4) goes to disk for the next process.
-          if (buffer.length > 0 && !spillOldest(buffer.length)) throw new Error(`audit log: ${buffer.length} entries could be written neither to the database nor to ${spill.dir}`, { cause: spillError });
-          report(new Error(`audit log: the database did not answer within ${settings.closeTimeoutMs} ms while closing; the rest is in ${spill.dir}`));
-        }
-      } finally {
-        clearTimeout(deadline);
-        closed = true;
-      }
-    })();
-    return closePromise;
-  }
-
-  function stats(): AuditStats {
-    return { buffered: buffer.length, ...counts, spilling: !healthy || spill.hasSegments() };
-  }
-
-  try {
-    if (spill.adoptLeftovers() > 0) kick();
-  } catch (error) {
-    report(new Error(`audit log: cannot read the spill folder ${spill.dir}; leftovers stay there`, { cause: error }));
-  }
-
-  return { record, flush, close, stats };
 }
