@@ -32,13 +32,24 @@ function entry(i: number, overrides: Partial<AuditEntry> = {}): AuditEntry {
 }
 
 const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `r-${from + i}`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The writer's timers run on a fake clock where a test says so (`useFakeClock`); the database answers in
+ * real time. One tick moves the fake clock on `ms` (when it is on), then lets one real turn of the
+ * event loop pass, in which the database's answers arrive.
+ */
+async function tick(ms = 5): Promise<void> {
+  if (vi.isFakeTimers()) await vi.advanceTimersByTimeAsync(ms);
+  await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Only the writer's timers are faked: `setImmediate` (the event loop's turns) and `Date` stay real. */
+const useFakeClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
 
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(5);
+    await tick();
   }
 }
 
@@ -82,6 +93,7 @@ describe('audit log', () => {
   });
   afterEach(async () => {
     await Promise.all(writers.splice(0).map((writer) => writer.close().catch(() => {})));
+    vi.useRealTimers();
   });
   afterAll(async () => {
     await db?.close();
@@ -89,6 +101,8 @@ describe('audit log', () => {
   });
 
   describe('writing off the request path', () => {
+    beforeEach(useFakeClock);
+
     it('records 1,000 entries without touching the database, then writes each exactly once, in order', async () => {
       const { db: counted, state } = switchable(db);
       const writer = track(createAuditWriter({ db: counted, spillDir: newSpillDir() }));
@@ -104,16 +118,14 @@ describe('audit log', () => {
     });
 
     it('writes a full batch without waiting for the interval, and the rest when the interval passes', async () => {
-      const patient = track(createAuditWriter({ db, spillDir: newSpillDir(), batchSize: 10, flushIntervalMs: 60_000 }));
-      for (let i = 0; i < 11; i += 1) patient.record(entry(i));
-      await waitFor(async () => (await storedIds()).length === 10);
-      await sleep(20);
-      expect(patient.stats()).toMatchObject({ buffered: 1, written: 10 });
-      const prompt = track(createAuditWriter({ db, spillDir: newSpillDir(), flushIntervalMs: 10 }));
-      prompt.record(entry(11));
-      await waitFor(() => prompt.stats().written === 1);
-      await patient.flush();
-      expect(await storedIds()).toEqual([...ids(0, 10), 'r-11', 'r-10']);
+      const writer = track(createAuditWriter({ db, spillDir: newSpillDir(), batchSize: 10, flushIntervalMs: 60_000 }));
+      for (let i = 0; i < 11; i += 1) writer.record(entry(i));
+      await waitFor(async () => (await storedIds()).length === 10); // moves the fake clock a few ms per turn
+      await vi.advanceTimersByTimeAsync(50_000);
+      expect(writer.stats()).toMatchObject({ buffered: 1, written: 10 });
+      await vi.advanceTimersByTimeAsync(10_000); // the interval has passed since the first entry
+      await waitFor(() => writer.stats().written === 11);
+      expect(await storedIds()).toEqual(ids(0, 11));
     });
 
     it('stores every column, and replaces values the table cannot hold rather than losing the row', async () => {
@@ -153,6 +165,8 @@ describe('audit log', () => {
   });
 
   describe('database outage', () => {
+    beforeEach(useFakeClock);
+
     it('spills during an outage and replays after it: every entry once, in order', async () => {
       const { db: flaky, state } = switchable(db);
       const spillDir = newSpillDir();
@@ -161,7 +175,7 @@ describe('audit log', () => {
       const recordSome = async (from: number, to: number) => {
         for (let i = from; i < to; i += 1) {
           writer.record(entry(i));
-          if (i % 20 === 0) await sleep(2);
+          if (i % 20 === 0) await tick(2);
         }
       };
       await recordSome(0, 200);
@@ -201,10 +215,10 @@ describe('audit log', () => {
       state.down = false;
       for (let i = 300; i < 400; i += 1) {
         writer.record(entry(i));
-        if (i % 10 === 0) await sleep(2);
+        if (i % 10 === 0) await tick(2);
       }
       await waitFor(() => inserts >= 5);
-      await sleep(30);
+      await tick(30); // down for a while: a probe fails and the next one waits longer
       state.down = false;
       await waitFor(() => !writer.stats().spilling);
       await writer.flush();
@@ -274,7 +288,8 @@ describe('audit log', () => {
         let terminated = 0;
         for (let round = 1, until = Date.now() + ms; Date.now() < until; round += 1) {
           for (let i = 0; i < 10; i += 1) writer.record(entry(n++));
-          await sleep(1);
+          // Real time on purpose: the sessions are killed at random moments of a real server's work.
+          await new Promise((resolve) => setTimeout(resolve, 1));
           if (terminateEvery && round % terminateEvery === 0) terminated += await terminateWriter();
         }
         return terminated;
@@ -354,8 +369,7 @@ describe('audit log', () => {
       const outage = createAuditWriter({ db: failing, spillDir: newSpillDir(), batchSize: 10, flushIntervalMs: 5, probeIntervalMs: 5 });
       try {
         for (let i = 0; i < 25; i += 1) outage.record(entry(i)); // flush timer, full-batch kick, then a probe after the failure
-        await outage.flush();
-        await sleep(20);
+        await outage.flush(); // the INSERT failed: the probe is armed
         expect(outage.stats().spilling).toBe(true);
         // The writer's own timers, told apart by their callbacks' names: every one unref'd.
         const created = (spy: typeof setTimeoutSpy | typeof setImmediateSpy) =>
