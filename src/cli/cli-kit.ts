@@ -39,3 +39,22 @@ export function integer(name: string, min = 0) {
     return n;
   };
 }
+
+/** Runs until SIGINT or SIGTERM, then closes what `close` owns and exits. */
+export function untilSignal(close: () => Promise<void>): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`received ${signal}, shutting down`);
+    close().then(
+      () => process.exit(0),
+      (error: Error) => {
+        console.error(error.message);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+}
