@@ -96,104 +96,149 @@ interface Started {
   ready: Promise<string>;
 }
 
+/** What the pool knows about its workers, shared by its parts below. */
+interface PoolState {
+  readonly logger: Logger;
+  readonly workers: number;
+  /** How long a worker may drain after SIGTERM before it is killed, in ms. */
+  readonly stopTimeoutMs: number;
+  readonly slots: readonly number[];
+  /** The worker serving each slot (or starting to, after a crash). */
+  readonly current: Map<number, Worker>;
+  readonly slotOf: WeakMap<Worker, number>;
+  readonly readyAt: WeakMap<Worker, number>;
+  /** Deaths soon after start, in a row, per slot. */
+  readonly failures: Map<number, number>;
+  /** Workers being stopped on purpose (reload, close): their exit is no crash. */
+  readonly stopping: WeakSet<Worker>;
+  /** Set once `close` (or a failed start) began stopping every worker. */
+  closing: Promise<void> | undefined;
+}
+
+/** Forks the router for `slot`; its readiness settles when it listens, exits, or takes longer than READY_TIMEOUT_MS. */
+function spawnWorker(state: PoolState, slot: number): Started {
+  const { logger } = state;
+  const worker = cluster.fork({ [WORKER_SLOT_ENV]: String(slot) });
+  state.slotOf.set(worker, slot);
+  const ready = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      done();
+      logger.error({ worker: slot, pid: worker.process.pid }, `worker did not listen within ${READY_TIMEOUT_MS} ms; killing it`);
+      worker.process.kill('SIGKILL');
+      reject(new Error(`worker ${slot} did not listen within ${READY_TIMEOUT_MS} ms`));
+    }, READY_TIMEOUT_MS);
+    const onMessage = (message: unknown) => {
+      if (!isReadyMessage(message)) return;
+      done();
+      state.readyAt.set(worker, Date.now());
+      logger.info({ worker: slot, pid: worker.process.pid, url: message.url }, 'worker listening');
+      resolve(message.url);
+    };
+    const onExit = (code: number | null, signal: string | null) => {
+      done();
+      reject(new Error(`worker ${slot} exited (${signal ?? `code ${code}`}) before it was listening`));
+    };
+    const done = () => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      worker.off('exit', onExit);
+    };
+    worker.on('message', onMessage);
+    worker.once('exit', onExit);
+  });
+  // Whoever awaits `ready` handles a failure; this keeps an unawaited one from being unhandled.
+  ready.catch(() => {});
+  return { worker, ready };
+}
+
+/** SIGTERM, then SIGKILL after stopTimeoutMs; resolves true when the worker drained and exited cleanly. */
+function stopWorker(state: PoolState, worker: Worker): Promise<boolean> {
+  state.stopping.add(worker);
+  return new Promise((resolve) => {
+    if (worker.isDead()) {
+      resolve(true);
+      return;
+    }
+    const timer = setTimeout(() => {
+      state.logger.error({ worker: state.slotOf.get(worker), pid: worker.process.pid }, `worker still draining after ${state.stopTimeoutMs} ms; killing it`);
+      worker.process.kill('SIGKILL');
+    }, state.stopTimeoutMs);
+    worker.once('exit', (code: number | null, signal: string | null) => {
+      clearTimeout(timer);
+      // A worker stopped before its router started has nothing to drain: the default SIGTERM action is clean too.
+      resolve(code === 0 || signal === 'SIGTERM');
+    });
+    worker.process.kill('SIGTERM');
+  });
+}
+
+/** A reload: each slot gets a new worker, and its old one is stopped once the new one listens. */
+async function reloadSlots(state: PoolState): Promise<void> {
+  const { logger } = state;
+  logger.info({ workers: state.workers }, 'reload: replacing workers one by one');
+  for (const slot of state.slots) {
+    if (state.closing) return;
+    const fresh = spawnWorker(state, slot);
+    try {
+      await fresh.ready;
+    } catch (error) {
+      logger.error({ worker: slot, err: error }, 'reload stopped: a new worker did not start; the others keep serving');
+      return;
+    }
+    if (state.closing) return;
+    const old = state.current.get(slot);
+    state.current.set(slot, fresh.worker);
+    state.failures.delete(slot);
+    if (old) await stopWorker(state, old);
+  }
+  logger.info({ workers: state.workers }, 'reload complete');
+}
+
 /** Forks `options.workers` routers and resolves once all of them listen. */
 export async function startWorkerPool(options: WorkerPoolOptions): Promise<WorkerPool> {
   const { logger } = options;
-  const stopTimeoutMs = options.stopTimeoutMs ?? 30_000;
-  const slots = Array.from({ length: options.workers }, (_, i) => i + 1);
-  /** The worker serving each slot (or starting to, after a crash). */
-  const current = new Map<number, Worker>();
-  const slotOf = new WeakMap<Worker, number>();
-  const readyAt = new WeakMap<Worker, number>();
-  /** Deaths soon after start, in a row, per slot. */
-  const failures = new Map<number, number>();
+  const state: PoolState = {
+    logger,
+    workers: options.workers,
+    stopTimeoutMs: options.stopTimeoutMs ?? 30_000,
+    slots: Array.from({ length: options.workers }, (_, i) => i + 1),
+    current: new Map(),
+    slotOf: new WeakMap(),
+    readyAt: new WeakMap(),
+    failures: new Map(),
+    stopping: new WeakSet(),
+    closing: undefined,
+  };
+  const { current, failures } = state;
   const restartTimers = new Set<NodeJS.Timeout>();
-  /** Workers being stopped on purpose (reload, close): their exit is no crash. */
-  const stopping = new WeakSet<Worker>();
   let started = false;
-  let closing: Promise<void> | undefined;
   let reloading: Promise<void> | undefined;
-
-  function spawn(slot: number): Started {
-    const worker = cluster.fork({ [WORKER_SLOT_ENV]: String(slot) });
-    slotOf.set(worker, slot);
-    const ready = new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        done();
-        logger.error({ worker: slot, pid: worker.process.pid }, `worker did not listen within ${READY_TIMEOUT_MS} ms; killing it`);
-        worker.process.kill('SIGKILL');
-        reject(new Error(`worker ${slot} did not listen within ${READY_TIMEOUT_MS} ms`));
-      }, READY_TIMEOUT_MS);
-      const onMessage = (message: unknown) => {
-        if (!isReadyMessage(message)) return;
-        done();
-        readyAt.set(worker, Date.now());
-        logger.info({ worker: slot, pid: worker.process.pid, url: message.url }, 'worker listening');
-        resolve(message.url);
-      };
-      const onExit = (code: number | null, signal: string | null) => {
-        done();
-        reject(new Error(`worker ${slot} exited (${signal ?? `code ${code}`}) before it was listening`));
-      };
-      const done = () => {
-        clearTimeout(timer);
-        worker.off('message', onMessage);
-        worker.off('exit', onExit);
-      };
-      worker.on('message', onMessage);
-      worker.once('exit', onExit);
-    });
-    // Whoever awaits `ready` handles a failure; this keeps an unawaited one from being unhandled.
-    ready.catch(() => {});
-    return { worker, ready };
-  }
-
-  /** SIGTERM, then SIGKILL after stopTimeoutMs; resolves true when the worker drained and exited cleanly. */
-  function stop(worker: Worker): Promise<boolean> {
-    stopping.add(worker);
-    return new Promise((resolve) => {
-      if (worker.isDead()) {
-        resolve(true);
-        return;
-      }
-      const timer = setTimeout(() => {
-        logger.error({ worker: slotOf.get(worker), pid: worker.process.pid }, `worker still draining after ${stopTimeoutMs} ms; killing it`);
-        worker.process.kill('SIGKILL');
-      }, stopTimeoutMs);
-      worker.once('exit', (code: number | null, signal: string | null) => {
-        clearTimeout(timer);
-        // A worker stopped before its router started has nothing to drain: the default SIGTERM action is clean too.
-        resolve(code === 0 || signal === 'SIGTERM');
-      });
-      worker.process.kill('SIGTERM');
-    });
-  }
 
   const stopAll = async (): Promise<boolean> => {
     for (const timer of restartTimers) clearTimeout(timer);
     restartTimers.clear();
     const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
-    return (await Promise.all(workers.map(stop))).every(Boolean);
+    return (await Promise.all(workers.map((worker) => stopWorker(state, worker)))).every(Boolean);
   };
 
   function replace(slot: number, delayMs: number): void {
     const timer = setTimeout(() => {
       restartTimers.delete(timer);
       // A reload may have filled the slot meanwhile.
-      if (closing || current.has(slot)) return;
+      if (state.closing || current.has(slot)) return;
       // Its readiness needs no waiter: if it dies too, onWorkerExit handles it like any crash.
-      current.set(slot, spawn(slot).worker);
+      current.set(slot, spawnWorker(state, slot).worker);
     }, delayMs);
     restartTimers.add(timer);
   }
 
   function onWorkerExit(worker: Worker, code: number | null, signal: string | null): void {
-    if (stopping.has(worker) || closing || !started) return;
-    const slot = slotOf.get(worker);
+    if (state.stopping.has(worker) || state.closing || !started) return;
+    const slot = state.slotOf.get(worker);
     // A reload's new worker that failed before it served: the reload reports it.
     if (slot === undefined || current.get(slot) !== worker) return;
     current.delete(slot);
-    const servedSince = readyAt.get(worker);
+    const servedSince = state.readyAt.get(worker);
     const soon = servedSince === undefined || Date.now() - servedSince < STABLE_AFTER_MS;
     const count = soon ? (failures.get(slot) ?? 0) + 1 : 0;
     failures.set(slot, count);
@@ -210,8 +255,8 @@ export async function startWorkerPool(options: WorkerPoolOptions): Promise<Worke
   cluster.on('exit', onWorkerExit);
 
   // 2. Start every slot; any failure stops the others and fails the start.
-  const first = slots.map((slot) => {
-    const fresh = spawn(slot);
+  const first = state.slots.map((slot) => {
+    const fresh = spawnWorker(state, slot);
     current.set(slot, fresh.worker);
     return fresh;
   });
@@ -219,8 +264,8 @@ export async function startWorkerPool(options: WorkerPoolOptions): Promise<Worke
   try {
     urls = await Promise.all(first.map((f) => f.ready));
   } catch (error) {
-    closing = stopAll().then(() => {});
-    await closing;
+    state.closing = stopAll().then(() => {});
+    await state.closing;
     cluster.off('exit', onWorkerExit);
     throw new CliError(`${(error as Error).message}; the router did not start`);
   }
@@ -229,38 +274,18 @@ export async function startWorkerPool(options: WorkerPoolOptions): Promise<Worke
   const port = new URL(url).port;
   logger.info({ url, port: Number(port), workers: options.workers }, 'all workers listening');
 
-  async function reloadSlots(): Promise<void> {
-    logger.info({ workers: options.workers }, 'reload: replacing workers one by one');
-    for (const slot of slots) {
-      if (closing) return;
-      const fresh = spawn(slot);
-      try {
-        await fresh.ready;
-      } catch (error) {
-        logger.error({ worker: slot, err: error }, 'reload stopped: a new worker did not start; the others keep serving');
-        return;
-      }
-      if (closing) return;
-      const old = current.get(slot);
-      current.set(slot, fresh.worker);
-      failures.delete(slot);
-      if (old) await stop(old);
-    }
-    logger.info({ workers: options.workers }, 'reload complete');
-  }
-
   return {
     url,
     reload() {
-      if (closing) return Promise.resolve();
+      if (state.closing) return Promise.resolve();
       if (reloading) {
         logger.info('reload already under way');
         return reloading;
       }
-      return (reloading = reloadSlots().finally(() => (reloading = undefined)));
+      return (reloading = reloadSlots(state).finally(() => (reloading = undefined)));
     },
     close() {
-      return (closing ??= stopAll().then((clean) => {
+      return (state.closing ??= stopAll().then((clean) => {
         cluster.off('exit', onWorkerExit);
         if (!clean) throw new Error('a worker did not stop cleanly (see the log above)');
       }));
