@@ -81,8 +81,38 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
   const maxOperations = options.maxOperations ?? 200;
   const knownOperations = new Set<string>();
-  const watchedCaches: { cache: string; stats: () => { hits: number; misses: number }; reported: { hits: number; misses: number } }[] = [];
-  const tokenCacheRequests = new Counter({
+  const watchedCaches: WatchedCache[] = [];
+  // Registered first, as before the groups below existed: /metrics lists series in registration order.
+  const tokenCacheRequests = tokenCacheCounter(registry, watchedCaches);
+  // The groups in the order /metrics lists them.
+  return {
+    registry,
+    ...requestMetrics(registry),
+    ...admissionMetrics(registry),
+    tokenCacheRequests,
+    ...sectionCacheMetrics(registry),
+    ...watchers(registry, watchedCaches),
+    ...executionMetrics(registry),
+    operationLabel(name) {
+      if (!name) return ANONYMOUS_OPERATION;
+      if (knownOperations.has(name)) return name;
+      if (knownOperations.size >= maxOperations) return OTHER_OPERATION;
+      knownOperations.add(name);
+      return name;
+    },
+  };
+}
+
+/** A cache whose hit and miss totals `watchCache` reports, and what was reported last. */
+interface WatchedCache {
+  cache: string;
+  stats: () => { hits: number; misses: number };
+  reported: { hits: number; misses: number };
+}
+
+/** Token cache look-ups, read from the watched caches' own totals at each scrape. */
+function tokenCacheCounter(registry: Registry, watchedCaches: WatchedCache[]) {
+  return new Counter({
     name: METRIC.tokenCacheRequests,
     help: 'Token cache look-ups by cache (verified_token, subgraph_token) and result (hit, miss).',
     labelNames: ['cache', 'result'],
@@ -96,109 +126,127 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
       }
     },
   });
+}
+
+/** Requests at the router, and the calls they make to subgraphs with their resilience (breaker, retry, hedge, dedupe, stale sections). */
+function requestMetrics(registry: Registry) {
   return {
-    registry,
-    requests: new Counter({ name: METRIC.requests, help: 'GraphQL requests by operation name and HTTP status.', labelNames: ['operation', 'status'], registers: [registry] }),
-    requestDuration: new Histogram({ name: METRIC.requestDuration, help: 'Request latency at the router, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
-    subgraphRequests: new Counter({ name: METRIC.subgraphRequests, help: 'Calls to subgraphs by outcome.', labelNames: ['subgraph', 'outcome'], registers: [registry] }),
-    subgraphDuration: new Histogram({ name: METRIC.subgraphDuration, help: 'Latency of subgraph calls, in seconds.', labelNames: ['subgraph'], buckets: LATENCY_BUCKETS, registers: [registry] }),
-    circuitState: new Gauge({ name: METRIC.circuitState, help: 'Circuit breaker state per subgraph: 0 closed, 1 open, 2 half-open.', labelNames: ['subgraph'], registers: [registry] }),
-    retries: new Counter({ name: METRIC.retries, help: 'Retry attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
-    hedges: new Counter({ name: METRIC.hedges, help: 'Hedge (backup) attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
-    hedgesBusy: new Counter({
-      name: METRIC.hedgesBusy,
-      help: 'Hedges not started because the hedge timer fired late: the router was too busy for a backup to help.',
-      labelNames: ['subgraph'],
+  requests: new Counter({ name: METRIC.requests, help: 'GraphQL requests by operation name and HTTP status.', labelNames: ['operation', 'status'], registers: [registry] }),
+  requestDuration: new Histogram({ name: METRIC.requestDuration, help: 'Request latency at the router, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+  subgraphRequests: new Counter({ name: METRIC.subgraphRequests, help: 'Calls to subgraphs by outcome.', labelNames: ['subgraph', 'outcome'], registers: [registry] }),
+  subgraphDuration: new Histogram({ name: METRIC.subgraphDuration, help: 'Latency of subgraph calls, in seconds.', labelNames: ['subgraph'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+  circuitState: new Gauge({ name: METRIC.circuitState, help: 'Circuit breaker state per subgraph: 0 closed, 1 open, 2 half-open.', labelNames: ['subgraph'], registers: [registry] }),
+  retries: new Counter({ name: METRIC.retries, help: 'Retry attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
+  hedges: new Counter({ name: METRIC.hedges, help: 'Hedge (backup) attempts sent to subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
+  hedgesBusy: new Counter({
+    name: METRIC.hedgesBusy,
+    help: 'Hedges not started because the hedge timer fired late: the router was too busy for a backup to help.',
+    labelNames: ['subgraph'],
+    registers: [registry],
+  }),
+  deduplicated: new Counter({ name: METRIC.deduplicated, help: 'Subgraph calls that joined an identical call in flight instead of being sent.', labelNames: ['subgraph'], registers: [registry] }),
+  staleSections: new Counter({ name: METRIC.staleSections, help: 'Sections answered from a stale cached copy because their subgraph failed.', labelNames: ['subgraph'], registers: [registry] }),
+  partialResponses: new Counter({ name: METRIC.partialResponses, help: 'Responses with at least one missing or stale section.', labelNames: ['operation'], registers: [registry] }),
+  missingSections: new Counter({ name: METRIC.missingSections, help: 'Sections missing from responses, by subgraph and error code.', labelNames: ['subgraph', 'code'], registers: [registry] }),
+  };
+}
+
+/** Admission (queues, cost, rate limits) and security (authentication, authorization, subgraph tokens). */
+function admissionMetrics(registry: Registry) {
+  return {
+  queueInflight: new Gauge({ name: METRIC.queueInflight, help: 'Requests in flight per operation queue (this instance).', labelNames: ['operation'], registers: [registry] }),
+  queueWaiting: new Gauge({ name: METRIC.queueWaiting, help: 'Requests waiting per operation queue (this instance).', labelNames: ['operation'], registers: [registry] }),
+  queueRejected: new Counter({ name: METRIC.queueRejected, help: 'Requests refused by an operation queue, by reason (full, timeout, aborted).', labelNames: ['operation', 'reason'], registers: [registry] }),
+  queueWait: new Histogram({ name: METRIC.queueWait, help: 'Time spent waiting in an operation queue, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+  operationCost: new Histogram({ name: METRIC.operationCost, help: 'Cost of operations, estimated before execution and actual after it.', labelNames: ['kind'], buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000], registers: [registry] }),
+  costRejected: new Counter({ name: METRIC.costRejected, help: 'Requests refused because their estimated cost exceeded the limit.', labelNames: ['operation'], registers: [registry] }),
+  rateLimited: new Counter({ name: METRIC.rateLimited, help: 'Requests refused by the cost rate limit.', labelNames: ['operation'], registers: [registry] }),
+  rateLimitFallbacks: new Counter({ name: METRIC.rateLimitFallbacks, help: "Rate-limit decisions taken from this router's own buckets because Redis did not answer.", registers: [registry] }),
+  authFailures: new Counter({ name: METRIC.authFailures, help: 'Requests refused by authentication, by reason (missing, invalid, unavailable).', labelNames: ['reason'], registers: [registry] }),
+  forbidden: new Counter({ name: METRIC.forbidden, help: 'Authorization denials: whole requests, or requests with denied fields.', labelNames: ['scope'], registers: [registry] }),
+  subgraphTokens: new Counter({ name: METRIC.subgraphTokens, help: 'Per-subgraph tokens obtained (minted or exchanged, cached or not) and failures.', labelNames: ['subgraph', 'result'], registers: [registry] }),
+  };
+}
+
+function sectionCacheMetrics(registry: Registry) {
+  return {
+  cacheRequests: new Counter({
+    name: METRIC.cacheRequests,
+    help: 'Section cache look-ups by subgraph, part type and result: hit, miss, stale (served while the subgraph failed), bypass (private part, anonymous viewer).',
+    labelNames: ['subgraph', 'type', 'result'],
+    registers: [registry],
+  }),
+  cacheErrors: new Counter({ name: METRIC.cacheErrors, help: 'Section cache backend failures; the cache stepped aside and the subgraph was called.', labelNames: ['backend'], registers: [registry] }),
+  };
+}
+
+/** Series read at scrape time from a component's own stats, registered when the component starts. */
+function watchers(registry: Registry, watchedCaches: WatchedCache[]): Pick<RouterMetrics, 'watchSectionCache' | 'watchCache' | 'watchAudit' | 'watchOperations'> {
+  return {
+  watchSectionCache(bytes) {
+    new Gauge({
+      name: METRIC.cacheBytes,
+      help: 'Bytes of section cache entries held in this process.',
       registers: [registry],
-    }),
-    deduplicated: new Counter({ name: METRIC.deduplicated, help: 'Subgraph calls that joined an identical call in flight instead of being sent.', labelNames: ['subgraph'], registers: [registry] }),
-    staleSections: new Counter({ name: METRIC.staleSections, help: 'Sections answered from a stale cached copy because their subgraph failed.', labelNames: ['subgraph'], registers: [registry] }),
-    partialResponses: new Counter({ name: METRIC.partialResponses, help: 'Responses with at least one missing or stale section.', labelNames: ['operation'], registers: [registry] }),
-    missingSections: new Counter({ name: METRIC.missingSections, help: 'Sections missing from responses, by subgraph and error code.', labelNames: ['subgraph', 'code'], registers: [registry] }),
-    queueInflight: new Gauge({ name: METRIC.queueInflight, help: 'Requests in flight per operation queue (this instance).', labelNames: ['operation'], registers: [registry] }),
-    queueWaiting: new Gauge({ name: METRIC.queueWaiting, help: 'Requests waiting per operation queue (this instance).', labelNames: ['operation'], registers: [registry] }),
-    queueRejected: new Counter({ name: METRIC.queueRejected, help: 'Requests refused by an operation queue, by reason (full, timeout, aborted).', labelNames: ['operation', 'reason'], registers: [registry] }),
-    queueWait: new Histogram({ name: METRIC.queueWait, help: 'Time spent waiting in an operation queue, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
-    operationCost: new Histogram({ name: METRIC.operationCost, help: 'Cost of operations, estimated before execution and actual after it.', labelNames: ['kind'], buckets: [1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 50000], registers: [registry] }),
-    costRejected: new Counter({ name: METRIC.costRejected, help: 'Requests refused because their estimated cost exceeded the limit.', labelNames: ['operation'], registers: [registry] }),
-    rateLimited: new Counter({ name: METRIC.rateLimited, help: 'Requests refused by the cost rate limit.', labelNames: ['operation'], registers: [registry] }),
-    rateLimitFallbacks: new Counter({ name: METRIC.rateLimitFallbacks, help: "Rate-limit decisions taken from this router's own buckets because Redis did not answer.", registers: [registry] }),
-    authFailures: new Counter({ name: METRIC.authFailures, help: 'Requests refused by authentication, by reason (missing, invalid, unavailable).', labelNames: ['reason'], registers: [registry] }),
-    forbidden: new Counter({ name: METRIC.forbidden, help: 'Authorization denials: whole requests, or requests with denied fields.', labelNames: ['scope'], registers: [registry] }),
-    subgraphTokens: new Counter({ name: METRIC.subgraphTokens, help: 'Per-subgraph tokens obtained (minted or exchanged, cached or not) and failures.', labelNames: ['subgraph', 'result'], registers: [registry] }),
-    tokenCacheRequests,
-    cacheRequests: new Counter({
-      name: METRIC.cacheRequests,
-      help: 'Section cache look-ups by subgraph, part type and result: hit, miss, stale (served while the subgraph failed), bypass (private part, anonymous viewer).',
-      labelNames: ['subgraph', 'type', 'result'],
+      collect() {
+        this.set(bytes());
+      },
+    });
+  },
+  watchCache(cache, stats) {
+    watchedCaches.push({ cache, stats, reported: { hits: 0, misses: 0 } });
+  },
+  watchAudit(stats) {
+    new Gauge({
+      name: METRIC.auditBuffered,
+      help: 'Audit entries in memory, not yet written.',
       registers: [registry],
-    }),
-    cacheErrors: new Counter({ name: METRIC.cacheErrors, help: 'Section cache backend failures; the cache stepped aside and the subgraph was called.', labelNames: ['backend'], registers: [registry] }),
-    watchSectionCache(bytes) {
-      new Gauge({
-        name: METRIC.cacheBytes,
-        help: 'Bytes of section cache entries held in this process.',
-        registers: [registry],
-        collect() {
-          this.set(bytes());
-        },
-      });
-    },
-    watchCache(cache, stats) {
-      watchedCaches.push({ cache, stats, reported: { hits: 0, misses: 0 } });
-    },
-    watchAudit(stats) {
-      new Gauge({
-        name: METRIC.auditBuffered,
-        help: 'Audit entries in memory, not yet written.',
-        registers: [registry],
-        collect() {
-          this.set(stats().buffered);
-        },
-      });
-      let reported = 0;
-      new Counter({
-        name: METRIC.auditSpilled,
-        help: 'Audit entries written to the local spill file because the database was unreachable (replayed later).',
-        registers: [registry],
-        collect() {
-          const spilled = stats().spilled;
-          if (spilled > reported) this.inc(spilled - reported);
-          reported = spilled;
-        },
-      });
-    },
-    watchOperations(stats) {
-      let reported = 0;
-      new Counter({
-        name: METRIC.operationsRecorded,
-        help: 'Executions recorded in the operation registry (counted in memory, written in batches).',
-        registers: [registry],
-        collect() {
-          const recorded = stats().recorded;
-          if (recorded > reported) this.inc(recorded - reported);
-          reported = recorded;
-        },
-      });
-    },
-    trustedDocumentRefusals: new Counter({
-      name: METRIC.trustedDocumentRefusals,
-      help: 'Requests refused by trusted documents before parsing, by error code: DOCUMENT_NOT_TRUSTED (free text under enforce), PERSISTED_DOCUMENT_NOT_FOUND (unknown id), BAD_REQUEST (neither).',
-      labelNames: ['code'],
+      collect() {
+        this.set(stats().buffered);
+      },
+    });
+    let reported = 0;
+    new Counter({
+      name: METRIC.auditSpilled,
+      help: 'Audit entries written to the local spill file because the database was unreachable (replayed later).',
       registers: [registry],
-    }),
-    executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document and decision), stitching (subscriptions, or every operation with query plans off), or plan_error (the plan runner failed: a bug; the request failed).', labelNames: ['path'], registers: [registry] }),
-    projectionMismatches: new Counter({ name: METRIC.projectionMismatches, help: 'Planned answers whose compiled projection differed from graphql-js execute (counted only with SWITCHYARD_ANSWER_PROJECTION=verify; the answer given is graphql-js\'s). Anything but 0 is a bug.', registers: [registry] }),
-    plans: new Counter({ name: METRIC.plans, help: 'Documents planned (once per document and graph), by outcome: planned, unsupported (runs by stitching), invalid (a subgraph document failed validation against its subgraph; a planner bug) or failed (the planner threw; a bug).', labelNames: ['outcome'], registers: [registry] }),
-    schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
-    schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
-    schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),
-    operationLabel(name) {
-      if (!name) return ANONYMOUS_OPERATION;
-      if (knownOperations.has(name)) return name;
-      if (knownOperations.size >= maxOperations) return OTHER_OPERATION;
-      knownOperations.add(name);
-      return name;
-    },
+      collect() {
+        const spilled = stats().spilled;
+        if (spilled > reported) this.inc(spilled - reported);
+        reported = spilled;
+      },
+    });
+  },
+  watchOperations(stats) {
+    let reported = 0;
+    new Counter({
+      name: METRIC.operationsRecorded,
+      help: 'Executions recorded in the operation registry (counted in memory, written in batches).',
+      registers: [registry],
+      collect() {
+        const recorded = stats().recorded;
+        if (recorded > reported) this.inc(recorded - reported);
+        reported = recorded;
+      },
+    });
+  },
+  };
+}
+
+/** Trusted documents, how operations execute (plans, stitching, projection) and the served schema. */
+function executionMetrics(registry: Registry) {
+  return {
+  trustedDocumentRefusals: new Counter({
+    name: METRIC.trustedDocumentRefusals,
+    help: 'Requests refused by trusted documents before parsing, by error code: DOCUMENT_NOT_TRUSTED (free text under enforce), PERSISTED_DOCUMENT_NOT_FOUND (unknown id), BAD_REQUEST (neither).',
+    labelNames: ['code'],
+    registers: [registry],
+  }),
+  executions: new Counter({ name: METRIC.executions, help: 'Operations executed, by path: plan (a query plan made once per document and decision), stitching (subscriptions, or every operation with query plans off), or plan_error (the plan runner failed: a bug; the request failed).', labelNames: ['path'], registers: [registry] }),
+  projectionMismatches: new Counter({ name: METRIC.projectionMismatches, help: 'Planned answers whose compiled projection differed from graphql-js execute (counted only with SWITCHYARD_ANSWER_PROJECTION=verify; the answer given is graphql-js\'s). Anything but 0 is a bug.', registers: [registry] }),
+  plans: new Counter({ name: METRIC.plans, help: 'Documents planned (once per document and graph), by outcome: planned, unsupported (runs by stitching), invalid (a subgraph document failed validation against its subgraph; a planner bug) or failed (the planner threw; a bug).', labelNames: ['outcome'], registers: [registry] }),
+  schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
+  schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
+  schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),
   };
 }
