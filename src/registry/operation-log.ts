@@ -73,6 +73,56 @@ const UPSERT_COUNTS = `insert into operation_counts as c (hash, client_name, cli
   from unnest($1::text[], $2::text[], $3::text[], $4::date[], $5::bigint[]) as u(hash, client_name, client_version, day, count)
   on conflict (hash, client_name, client_version, day) do update set count = c.count + excluded.count`;
 
+/** Puts entries of a failed write back, adding to what arrived meanwhile. */
+function restore(pending: Map<string, Pending>, batch: Map<string, Pending>): void {
+  for (const [key, entry] of batch) {
+    const current = pending.get(key);
+    if (!current) pending.set(key, entry);
+    else {
+      current.count += entry.count;
+      current.firstSeen = Math.min(current.firstSeen, entry.firstSeen);
+      current.lastSeen = Math.max(current.lastSeen, entry.lastSeen);
+    }
+  }
+}
+
+/** Upserts one batch: its operations (first and last seen) and its counts per day, in one transaction. */
+async function write(db: Database, batch: Map<string, Pending>): Promise<void> {
+  // One operations row per (hash, client, version), even when the batch spans two days.
+  const operations = new Map<string, Pending>();
+  for (const entry of batch.values()) {
+    const { hash, clientName, clientVersion } = entry.sighting;
+    const key = `${hash}\n${clientName}\n${clientVersion}`;
+    const seen = operations.get(key);
+    if (!seen) operations.set(key, { ...entry });
+    else {
+      seen.firstSeen = Math.min(seen.firstSeen, entry.firstSeen);
+      seen.lastSeen = Math.max(seen.lastSeen, entry.lastSeen);
+    }
+  }
+  const ops = [...operations.values()];
+  const counts = [...batch.values()];
+  await db.transaction(async (tx) => {
+    await tx.query(UPSERT_OPERATIONS, [
+      ops.map((e) => e.sighting.hash),
+      ops.map((e) => e.sighting.normalised),
+      ops.map((e) => e.sighting.operationName),
+      ops.map((e) => e.sighting.operationType),
+      ops.map((e) => e.sighting.clientName),
+      ops.map((e) => e.sighting.clientVersion),
+      ops.map((e) => new Date(e.firstSeen).toISOString()),
+      ops.map((e) => new Date(e.lastSeen).toISOString()),
+    ]);
+    await tx.query(UPSERT_COUNTS, [
+      counts.map((e) => e.sighting.hash),
+      counts.map((e) => e.sighting.clientName),
+      counts.map((e) => e.sighting.clientVersion),
+      counts.map((e) => e.day),
+      counts.map((e) => String(e.count)),
+    ]);
+  });
+}
+
 /**
  * Keeps sightings as counters in memory and writes them in one transaction per interval:
  * 1. `record` adds one to the entry of (hash, client, version, UTC day), creating it if new: no I/O.
@@ -140,64 +190,15 @@ export function createOperationRecorder(options: OperationRecorderOptions): Oper
     }
   }
 
-  /** Puts entries of a failed write back, adding to what arrived meanwhile. */
-  function restore(batch: Map<string, Pending>): void {
-    for (const [key, entry] of batch) {
-      const current = pending.get(key);
-      if (!current) pending.set(key, entry);
-      else {
-        current.count += entry.count;
-        current.firstSeen = Math.min(current.firstSeen, entry.firstSeen);
-        current.lastSeen = Math.max(current.lastSeen, entry.lastSeen);
-      }
-    }
-  }
-
-  async function write(batch: Map<string, Pending>): Promise<void> {
-    // One operations row per (hash, client, version), even when the batch spans two days.
-    const operations = new Map<string, Pending>();
-    for (const entry of batch.values()) {
-      const { hash, clientName, clientVersion } = entry.sighting;
-      const key = `${hash}\n${clientName}\n${clientVersion}`;
-      const seen = operations.get(key);
-      if (!seen) operations.set(key, { ...entry });
-      else {
-        seen.firstSeen = Math.min(seen.firstSeen, entry.firstSeen);
-        seen.lastSeen = Math.max(seen.lastSeen, entry.lastSeen);
-      }
-    }
-    const ops = [...operations.values()];
-    const counts = [...batch.values()];
-    await db.transaction(async (tx) => {
-      await tx.query(UPSERT_OPERATIONS, [
-        ops.map((e) => e.sighting.hash),
-        ops.map((e) => e.sighting.normalised),
-        ops.map((e) => e.sighting.operationName),
-        ops.map((e) => e.sighting.operationType),
-        ops.map((e) => e.sighting.clientName),
-        ops.map((e) => e.sighting.clientVersion),
-        ops.map((e) => new Date(e.firstSeen).toISOString()),
-        ops.map((e) => new Date(e.lastSeen).toISOString()),
-      ]);
-      await tx.query(UPSERT_COUNTS, [
-        counts.map((e) => e.sighting.hash),
-        counts.map((e) => e.sighting.clientName),
-        counts.map((e) => e.sighting.clientVersion),
-        counts.map((e) => e.day),
-        counts.map((e) => String(e.count)),
-      ]);
-    });
-  }
-
   function flush(): Promise<void> {
     const run = writing.then(async function writePending() {
       if (pending.size === 0) return;
       const batch = pending;
       pending = new Map();
       try {
-        await write(batch);
+        await write(db, batch);
       } catch (error) {
-        restore(batch);
+        restore(pending, batch);
         arm();
         report(error);
         throw error;
