@@ -26,6 +26,22 @@ export interface OperationQueues {
   pumpAll(): void;
 }
 
+/** The 503 of a refused request (3), counted by reason. */
+function refusal(metrics: RouterMetrics | undefined, key: string, reason: 'full' | 'timeout', retryAfterMs: number, ticket?: string) {
+  metrics?.queueRejected.inc({ operation: key, reason });
+  const retryAfter = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
+  if (reason === 'full') {
+    return requestError('QUEUE_FULL', `Operation "${key}" is at capacity and its queue is full; retry after ${retryAfterMs} ms with the waiting ticket.`, {
+      httpHeaders: { 'retry-after': retryAfter },
+      extensions: { queue: { ticket, retryAfterMs } },
+    });
+  }
+  return requestError('QUEUE_TIMEOUT', `Waited too long in the queue of operation "${key}"; retry after ${retryAfterMs} ms.`, {
+    httpHeaders: { 'retry-after': retryAfter },
+    extensions: { queue: { retryAfterMs } },
+  });
+}
+
 /**
  * 1. The queue key is the operation name when it has a policy of its own, else `*`: unknown names
  *    share one queue, so inventing names does not buy capacity.
@@ -71,21 +87,6 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
     return entry;
   }
 
-  function refusal(key: string, reason: 'full' | 'timeout', retryAfterMs: number, ticket?: string) {
-    metrics?.queueRejected.inc({ operation: key, reason });
-    const retryAfter = String(Math.max(1, Math.ceil(retryAfterMs / 1000)));
-    if (reason === 'full') {
-      return requestError('QUEUE_FULL', `Operation "${key}" is at capacity and its queue is full; retry after ${retryAfterMs} ms with the waiting ticket.`, {
-        httpHeaders: { 'retry-after': retryAfter },
-        extensions: { queue: { ticket, retryAfterMs } },
-      });
-    }
-    return requestError('QUEUE_TIMEOUT', `Waited too long in the queue of operation "${key}"; retry after ${retryAfterMs} ms.`, {
-      httpHeaders: { 'retry-after': retryAfter },
-      extensions: { queue: { retryAfterMs } },
-    });
-  }
-
   const plugin: Plugin = {
     async onExecute({ args, setExecuteFn, executeFn, setResultAndStopExecution }) {
       const operation = executingOperation(args.contextValue, args.document, args.operationName);
@@ -111,7 +112,7 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
           return;
         }
         const ticket = error.reason === 'full' ? await tickets.issue(key, retryAfterMs + TICKET_GRACE_MS).then((t) => t.ticket, () => undefined) : undefined;
-        setResultAndStopExecution({ errors: [refusal(key, error.reason, retryAfterMs, ticket)] });
+        setResultAndStopExecution({ errors: [refusal(metrics, key, error.reason, retryAfterMs, ticket)] });
         return;
       }
       metrics?.queueWait.observe({ operation: key }, permit.waitedMs / 1000);
