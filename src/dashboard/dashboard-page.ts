@@ -104,7 +104,17 @@ function escapeHtml(text: string): string {
 
 /** Builds the page once; it holds no per-request value, so every request gets the same bytes. */
 export function renderDashboardPage(options: DashboardPageOptions = {}): DashboardPage {
-  const settings: DashboardSettings = {
+  const settings = dashboardSettings(options);
+  const script = pageScript();
+  const scriptHash = sha256(script);
+  const scriptPath = `${options.assetPrefix ?? '/dashboard/assets/'}${createHash('sha256').update(script, 'utf8').digest('hex').slice(0, 12)}/dashboard.js`;
+  const files = new Map<string, DashboardAsset>([[scriptPath, { body: Buffer.from(script), contentType: 'text/javascript; charset=utf-8' }]]);
+  return { html: pageHtml(settings, scriptPath, scriptHash), contentSecurityPolicy: contentSecurityPolicy(scriptHash), files };
+}
+
+/** What the page's script reads: the options with their defaults, and the metric names it looks for. */
+function dashboardSettings(options: DashboardPageOptions): DashboardSettings {
+  return {
     metricsUrl: options.metricsUrl ?? '/metrics',
     pollMs: options.pollMs ?? 1_000,
     windowMs: options.windowMs ?? 10_000,
@@ -123,14 +133,14 @@ export function renderDashboardPage(options: DashboardPageOptions = {}): Dashboa
       queueRejected: METRIC.queueRejected,
     },
   };
-  const script = pageScript();
-  const scriptHash = sha256(script);
-  const scriptPath = `${options.assetPrefix ?? '/dashboard/assets/'}${createHash('sha256').update(script, 'utf8').digest('hex').slice(0, 12)}/dashboard.js`;
-  const files = new Map<string, DashboardAsset>([[scriptPath, { body: Buffer.from(script), contentType: 'text/javascript; charset=utf-8' }]]);
+}
+
+/** The page: its layout, the settings as JSON and the script by hash. */
+function pageHtml(settings: DashboardSettings, scriptPath: string, scriptHash: string): string {
   // Inside <script>, `</script` would end the element early: JSON may escape `<` instead.
   const json = JSON.stringify(settings).replace(/</g, '\\u003c');
   const metrics = escapeHtml(settings.metricsUrl);
-  const html = `<!doctype html>
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -194,7 +204,11 @@ ${settings.operationsUrl ? `Top operations by client are read from the operation
 </body>
 </html>
 `;
-  const contentSecurityPolicy = [
+}
+
+/** Only the page's own script (by hash), its style and reads of this router are allowed. */
+function contentSecurityPolicy(scriptHash: string): string {
+  return [
     "default-src 'none'",
     `script-src '${scriptHash}'`,
     `style-src '${sha256(STYLE)}'`,
@@ -206,5 +220,4 @@ ${settings.operationsUrl ? `Top operations by client are read from the operation
     "require-trusted-types-for 'script'",
     "trusted-types 'none'",
   ].join('; ');
-  return { html, contentSecurityPolicy, files };
 }
