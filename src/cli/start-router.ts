@@ -63,7 +63,10 @@ export interface RunningRouter {
   readonly router: Router;
   /** The metadata store, unless serving a supergraph file. */
   readonly database: Database | undefined;
-  /** Stops accepting, lets requests in flight finish, then releases the feed, pools and database. */
+  /**
+   * Stops accepting, lets requests in flight finish, then releases the feed, writers, pools and database,
+   * in the reverse of the order they were opened. A release that fails is logged and the rest still run.
+   */
   close(): Promise<void>;
 }
 
