@@ -1,6 +1,6 @@
 // The section cache's storage: this router's memory first, then Redis shared by every router when configured.
 import type { Redis } from 'ioredis';
-import { newRedisClient } from './redis-client.js';
+import { newFailFastRedisClient } from './redis-client.js';
 import { MemorySections, expiresAt, isFresh } from './memory-sections.js';
 import { RedisSections, type RedisBreakerOptions } from './redis-sections.js';
 
@@ -192,21 +192,9 @@ function openRedis(config: NonNullable<SectionStoreOptions['redis']>, now: () =>
   });
 }
 
-/**
- * A client the store owns, opened as the rate limiter opens its own (cli/start-router.ts):
- * no offline queue and no retries, so a command while disconnected fails at once instead of waiting
- * for a reconnection; reconnection itself goes on for ever with a backoff of up to 2 s.
- */
+/** A client the store owns, opened as the rate limiter opens its own (fail fast, reconnect in the background: redis-client.ts). */
 function connect(url: string | undefined): Redis {
   if (!url) throw new Error('section store: redis needs a url or a client');
-  const client = newRedisClient(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: OWNED_CLIENT_COMMAND_TIMEOUT_MS,
-    connectTimeout: OWNED_CLIENT_CONNECT_TIMEOUT_MS,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
-  // Failures are reported per command through onError (then skipped by the breaker); without a listener ioredis prints each one.
-  client.on('error', () => {});
-  return client;
+  // Failures are reported per command through onError (then skipped by the breaker).
+  return newFailFastRedisClient(url, { commandTimeoutMs: OWNED_CLIENT_COMMAND_TIMEOUT_MS, connectTimeoutMs: OWNED_CLIENT_CONNECT_TIMEOUT_MS });
 }
