@@ -102,8 +102,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
         extra: health.extra,
         hedges: health.hedges,
         recordExtraCall: !route.retry.enabled,
-        // withTimeout sits inside and owns each attempt's controller.
-        abortVia: 'hook',
+        // withTimeout sits inside and owns each attempt's controller: the hedge's default `abortVia: 'hook'`.
         onHedge: () => metrics?.hedges.inc({ subgraph: name }),
         onBusy: () => metrics?.hedgesBusy.inc({ subgraph: name }),
       }),
