@@ -67,8 +67,9 @@ export interface AuthorizerOptions {
  *    operation that runs and the fragments it reaches, since the document's other operations do not
  *    execute; a field selected on an interface counts as read on each of its object types too.
  * 2. A decision is computed once per schema, document, operation, rule version and decisive
- *    principal set (a principal no rule names and that is no scope cannot change it), and memoised (at most DECISIONS_PER_DOCUMENT per document and schema). The schema is part of the key because a
- *    swap can change the SDL's requirements while clients keep sending the same (cached) document.
+ *    principal set (a principal no rule names and that is no scope cannot change it), and memoised
+ *    (DECISIONS_PER_DOCUMENT at most). The schema is part of the key because a swap can change the
+ *    SDL's requirements while clients keep sending the same (cached) document.
  * 3. A coordinate with table rules needs one of their principals; one without follows the default
  *    (`closed` applies to root fields: entry points must be granted). `@authenticated` and
  *    `@requiresScopes` on the field, or on the type it returns, must hold as well.
