@@ -1,6 +1,7 @@
 // The section cache's storage: this router's memory first, then Redis shared by every router when configured.
 import type { Redis } from 'ioredis';
-import { newRedisClient } from './redis-client.js';
+import { configDefaults } from '../config/schema.js';
+import { newFailFastRedisClient } from './redis-client.js';
 import { MemorySections, expiresAt, isFresh } from './memory-sections.js';
 import { RedisSections, type RedisBreakerOptions } from './redis-sections.js';
 
@@ -48,7 +49,7 @@ export interface SectionStore {
 }
 
 export interface SectionStoreOptions {
-  /** Memory bound in bytes (SWITCHYARD_CACHE_MAX_BYTES, default 64 MiB); least recently used go first. */
+  /** Memory bound in bytes; least recently used go first. Default: the config's `cacheMaxBytes`. */
   maxBytes?: number;
   /** Redis shared by all routers; absent: memory only. Either a URL (the store opens and owns an ioredis client) or a client. */
   redis?: {
@@ -66,8 +67,6 @@ export interface SectionStoreOptions {
   now?: () => number;
 }
 
-/** 64 MiB. */
-const DEFAULT_CACHE_MAX_BYTES = 64 * 1024 * 1024;
 /** A cache read must cost a request little even when Redis is slow: past this, memory alone answers. */
 const DEFAULT_REDIS_READ_TIMEOUT_MS = 50;
 /** Background writes of a client the store opened give up after this (so flush and close cannot hang on a stalled Redis). */
@@ -85,7 +84,7 @@ const OWNED_CLIENT_CONNECT_TIMEOUT_MS = 2_000;
  */
 export function createSectionStore(options: SectionStoreOptions = {}): SectionStore {
   const now = options.now ?? Date.now;
-  const memory = new MemorySections(options.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
+  const memory = new MemorySections(options.maxBytes ?? configDefaults.cacheMaxBytes);
   const report = reporter(options.onError);
   const redis = options.redis ? openRedis(options.redis, now, report) : undefined;
 
@@ -192,21 +191,9 @@ function openRedis(config: NonNullable<SectionStoreOptions['redis']>, now: () =>
   });
 }
 
-/**
- * A client the store owns, opened as the rate limiter opens its own (cli/start-router.ts):
- * no offline queue and no retries, so a command while disconnected fails at once instead of waiting
- * for a reconnection; reconnection itself goes on for ever with a backoff of up to 2 s.
- */
+/** A client the store owns, opened as the rate limiter opens its own (fail fast, reconnect in the background: redis-client.ts). */
 function connect(url: string | undefined): Redis {
   if (!url) throw new Error('section store: redis needs a url or a client');
-  const client = newRedisClient(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: OWNED_CLIENT_COMMAND_TIMEOUT_MS,
-    connectTimeout: OWNED_CLIENT_CONNECT_TIMEOUT_MS,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
-  // Failures are reported per command through onError (then skipped by the breaker); without a listener ioredis prints each one.
-  client.on('error', () => {});
-  return client;
+  // Failures are reported per command through onError (then skipped by the breaker).
+  return newFailFastRedisClient(url, { commandTimeoutMs: OWNED_CLIENT_COMMAND_TIMEOUT_MS, connectTimeoutMs: OWNED_CLIENT_CONNECT_TIMEOUT_MS });
 }

@@ -18,7 +18,7 @@ import { createRouter, type Router } from '../router.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
 import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
 import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
-import { newRedisClient } from '../cache/redis-client.js';
+import { newFailFastRedisClient } from '../cache/redis-client.js';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
 import { forbiddenField } from '../plugins/use-authorization.js';
 import { createAuditWriter, type AuditWriter } from '../registry/audit-writer.js';
@@ -290,15 +290,8 @@ const REDIS_CONNECT_WAIT_MS = 2_000;
  * process's buckets, counted in switchyard_rate_limit_fallbacks_total; the outage is logged once.
  */
 async function connectRateLimitBuckets(url: string, metrics: RouterMetrics, logger: Logger): Promise<TokenBuckets> {
-  const redis = newRedisClient(url, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    connectTimeout: REDIS_CONNECT_WAIT_MS,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
-  // Connection errors are reported by the buckets (once per outage); without a listener ioredis prints each one.
-  redis.on('error', () => {});
+  // Connection errors are reported by the buckets (once per outage).
+  const redis = newFailFastRedisClient(url, { commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS, connectTimeoutMs: REDIS_CONNECT_WAIT_MS });
   const ready = await new Promise<boolean>((resolve) => {
     const timer = setTimeout(() => done(false), REDIS_CONNECT_WAIT_MS);
     const onReady = () => done(true);

@@ -1,6 +1,7 @@
 // Unit tests of configuration loading: defaults, precedence, validation messages.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './load-config.js';
+import { configDefaults } from './schema.js';
 
 describe('loadConfig', () => {
   it('fills defaults: embedded database in .switchyard, port 4000, GraphiQL in development', () => {
@@ -8,6 +9,11 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ port: 4000, host: '127.0.0.1', dataDir: '.switchyard', nodeEnv: 'development', graphiql: true });
     expect(config.databaseUrl).toBeUndefined();
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('gives the modules that take a setting as an option the defaults a router started without settings has', () => {
+    const config = loadConfig({}, {});
+    for (const [key, value] of Object.entries(configDefaults)) expect(config[key as keyof typeof config], key).toEqual(value);
   });
 
   it('reads the environment, and flags win over it', () => {

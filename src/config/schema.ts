@@ -191,6 +191,12 @@ export const configSchema = z
 
 export type ConfigInput = z.input<typeof configSchema>;
 type ParsedConfig = z.output<typeof configSchema>;
+
+/**
+ * Every setting's default, read from the schema above (nothing set): a module that takes a setting as
+ * an option falls back to this, so each default is written once, in the schema.
+ */
+export const configDefaults: Readonly<ParsedConfig> = Object.freeze(configSchema.parse({}));
 /** The validated settings; `workers: 'auto'` is resolved to a number of processes by then. */
 export type Config = Readonly<
   Omit<ParsedConfig, 'graphiql' | 'dashboard' | 'devIssuer' | 'trustedDocuments' | 'workers'> & { graphiql: boolean; dashboard: boolean; devIssuer: boolean; trustedDocuments: 'off' | 'allow' | 'enforce'; workers: number }

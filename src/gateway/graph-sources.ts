@@ -5,6 +5,7 @@ import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse, type GraphQLSchema } from 'graphql';
 import type { Executor } from '@graphql-tools/utils';
+import { configDefaults } from '../config/schema.js';
 import type { Database } from '../registry/database.js';
 import { listSubgraphs } from '../registry/subgraph-store.js';
 import { mostUsedOperations } from '../registry/operation-log.js';
@@ -113,8 +114,8 @@ export interface RegistryGraphSourceOptions extends SourceDeps {
   db: Database;
   /**
    * Operations whose plans are built before a new graph is swapped in (decision 009): the most
-   * executed of the last day in the operation registry, at most this many. Default 500; 0 turns
-   * warming off.
+   * executed of the last day in the operation registry, at most this many. Default: the config's
+   * `warmOperations`; 0 turns warming off.
    */
   warmOperations?: number;
 }
@@ -170,7 +171,7 @@ export interface RegistryGraphSource {
  */
 export function createRegistryGraphSource(options: RegistryGraphSourceOptions): RegistryGraphSource {
   let lastKey: string | undefined;
-  const warmOperations = options.warmOperations ?? 500;
+  const warmOperations = options.warmOperations ?? configDefaults.warmOperations;
   // One printed text per document object across every graph this source serves.
   const documentText = createDocumentText();
   return {

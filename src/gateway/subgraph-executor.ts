@@ -3,6 +3,7 @@ import type { ExecutionResult } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import type { Tracer } from '@opentelemetry/api';
 import type { Dispatcher } from 'undici';
+import { configDefaults } from '../config/schema.js';
 import { clientError } from '../errors/client-error.js';
 import { withCircuitBreaker } from '../resilience/circuit-breaker.js';
 import { withDeduplication } from '../resilience/deduplicate.js';
@@ -29,7 +30,7 @@ export interface SubgraphExecutorOptions {
   /** Shared keep-alive connection pool (undici Agent), owned by the router. */
   dispatcher: Dispatcher;
   metrics?: RouterMetrics;
-  /** Deadline of calls whose request set none (resilience off, tests, tools), in ms. Default 2000. */
+  /** Deadline of calls whose request set none (resilience off, tests, tools), in ms. Default: the config's `defaultDeadlineMs`. */
   defaultDeadlineMs?: number;
   /** false: no fallback, retry, hedge or breaker, only the timeout (the layer switched off). Default true. */
   resilience?: boolean;
@@ -54,7 +55,7 @@ export interface SubgraphExecutorOptions {
  */
 export function createSubgraphExecutor(options: SubgraphExecutorOptions): Executor {
   const { name, route, health, metrics } = options;
-  const defaultDeadlineMs = options.defaultDeadlineMs ?? 2_000;
+  const defaultDeadlineMs = options.defaultDeadlineMs ?? configDefaults.defaultDeadlineMs;
   const resilient = options.resilience ?? true;
   const wrappers: CallWrapper[] = [];
   if (options.tokens) {
@@ -101,8 +102,7 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
         extra: health.extra,
         hedges: health.hedges,
         recordExtraCall: !route.retry.enabled,
-        // withTimeout sits inside and owns each attempt's controller.
-        abortVia: 'hook',
+        // withTimeout sits inside and owns each attempt's controller: the hedge's default `abortVia: 'hook'`.
         onHedge: () => metrics?.hedges.inc({ subgraph: name }),
         onBusy: () => metrics?.hedgesBusy.inc({ subgraph: name }),
       }),

@@ -1,6 +1,7 @@
 // One audit row per GraphQL request, recorded off the request path (the writer batches and never blocks).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { BoundedMap } from '../cache/bounded-map.js';
 import type { AuditWriter } from '../registry/audit-writer.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
 import { answerOutcome, requestTelemetryOf } from '../telemetry/request-telemetry.js';
@@ -25,6 +26,11 @@ interface Pending {
   client: string | null;
 }
 
+/**
+ * Document texts whose hash is remembered (least recently used dropped first): more than the
+ * documents a fleet of clients sends; one dropped only costs a SHA-256 of its text again.
+ */
+const HASHED_DOCUMENTS = 1024;
 
 /**
  * 1. At the start of a GraphQL request: the time, the request id and trace id that the telemetry
@@ -39,13 +45,12 @@ export function useAudit(options: AuditOptions): Plugin {
   const { writer } = options;
   const endpoint = options.endpoint ?? '/graphql';
   const pending = new WeakMap<Request, Pending>();
-  // Clients send the same few documents again and again: hash each once (bounded, oldest out first).
-  const hashes = new Map<string, string>();
+  // Clients send the same few documents again and again: hash each once.
+  const hashes = new BoundedMap<string, string>(HASHED_DOCUMENTS);
   function hashOf(query: string): string {
     let hash = hashes.get(query);
     if (hash === undefined) {
       hash = createHash('sha256').update(query).digest('hex');
-      if (hashes.size >= 1024) hashes.delete(hashes.keys().next().value as string);
       hashes.set(query, hash);
     }
     return hash;

@@ -1,5 +1,6 @@
 // Identifies every request once at the edge: a bearer JWT verified with jose, or an anonymous caller where allowed.
 import type { FetchAPI, Plugin } from 'graphql-yoga';
+import { BoundedMap } from '../cache/bounded-map.js';
 import type { AuthFailure } from '../security/authentication/auth-result.js';
 import type { Authenticator } from '../security/authentication/authenticate.js';
 import { extractBearer, wwwAuthenticate } from '../security/authentication/bearer-header.js';
@@ -13,7 +14,11 @@ export interface AuthenticationOptions {
   mode: 'required' | 'optional';
   authenticator: Authenticator;
   metrics?: RouterMetrics;
-  /** Verified tokens remembered (least recently used dropped first), so a client's next request skips the signature check. Default 10000. */
+  /**
+   * Verified tokens remembered (least recently used dropped first), so a client's next request skips
+   * the signature check. Default 10000: more than the callers active at once on one router; a token
+   * dropped only costs its next request a signature check.
+   */
   verifiedCacheSize?: number;
   now?: () => number;
 }
@@ -38,25 +43,22 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
   const cacheSize = options.verifiedCacheSize ?? 10_000;
   // Keyed by the token itself: only a byte-identical token hits, and only until it expires. A signature
   // check costs far more than the lookup, and clients send the same token for many requests.
-  const verified = new Map<string, Principal>();
+  const verified = new BoundedMap<string, Principal>(cacheSize);
   /** The principal of a token verified before and not yet expired, or undefined. Synchronous: a hit needs no promise. */
   function remembered(token: string): Principal | undefined {
     const known = verified.get(token);
     if (known === undefined) return undefined;
-    verified.delete(token);
-    if (known.expiresAt.getTime() <= now()) return undefined;
-    // Least recently used goes first: move this one to the end.
-    verified.set(token, known);
+    if (known.expiresAt.getTime() <= now()) {
+      verified.delete(token);
+      return undefined;
+    }
     metrics?.tokenCacheRequests.inc(VERIFIED_HIT);
     return known;
   }
   async function verify(token: string) {
     metrics?.tokenCacheRequests.inc(VERIFIED_MISS);
     const result = await authenticator.authenticate(token);
-    if (result.ok) {
-      verified.set(token, result.principal);
-      if (verified.size > cacheSize) verified.delete(verified.keys().next().value as string);
-    }
+    if (result.ok) verified.set(token, result.principal);
     return result;
   }
   function refuse(result: AuthFailure, request: Request, endResponse: (response: Response) => void, fetchAPI: FetchAPI): void {

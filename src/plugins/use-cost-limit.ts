@@ -1,6 +1,7 @@
 // Query cost: estimated once per document before any subgraph call, refused over the policy limit, measured after.
 import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { BoundedMap } from '../cache/bounded-map.js';
 import { requestError } from '../errors/client-error.js';
 import type { QueryPlan } from '../gateway/plan/plan-types.js';
 import type { ServedGraph } from '../gateway/served-graph.js';
@@ -16,7 +17,11 @@ export interface CostLimitOptions {
   metrics?: RouterMetrics;
 }
 
-/** Estimates kept per document object: the parse cache hands the same document to repeated queries. */
+/**
+ * Estimates kept per document object (least recently used dropped first): the parse cache hands the
+ * same document to repeated queries, which differ only in the variables costing reads (page sizes);
+ * one dropped only costs an estimate again.
+ */
 const PER_DOCUMENT_VARIANTS = 64;
 
 /**
@@ -27,7 +32,7 @@ const PER_DOCUMENT_VARIANTS = 64;
  */
 interface DocumentMemo {
   relevant: string[];
-  variants: Map<string, CostEstimate>;
+  variants: BoundedMap<string, CostEstimate>;
 }
 
 /**
@@ -65,7 +70,7 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
     // A plan is made per document (and decision), so it keys its document's estimates as well.
     const owner = plan ?? document;
     let entry = memo.get(owner);
-    if (!entry) memo.set(owner, (entry = { relevant: [], variants: new Map() }));
+    if (!entry) memo.set(owner, (entry = { relevant: [], variants: new BoundedMap(PER_DOCUMENT_VARIANTS) }));
     const keyOf = (names: readonly string[]) => `${operationName ?? ''}|${names.length ? JSON.stringify(names.map((name) => variables?.[name])) : ''}`;
     let key = keyOf(entry.relevant);
     let result = entry.variants.get(key);
@@ -79,7 +84,6 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
         entry.variants.clear();
         key = keyOf(entry.relevant);
       }
-      if (entry.variants.size >= PER_DOCUMENT_VARIANTS) entry.variants.delete(entry.variants.keys().next().value as string);
       entry.variants.set(key, result);
     }
     return result;

@@ -1,10 +1,11 @@
 // Watches the registry's change versions: LISTEN/NOTIFY on PostgreSQL, polling as the safety net (and on the embedded database).
+import { configDefaults } from '../config/schema.js';
 import type { Database } from './database.js';
 
 const CHANGES_CHANNEL = 'switchyard_changes';
 
 export interface ChangeFeedOptions {
-  /** Re-check interval when NOTIFY is not available (embedded database), in ms. Default 250. */
+  /** Re-check interval when NOTIFY is not available (embedded database), in ms. Default: the config's `registryPollMs`. */
   pollMs?: number;
   /** Re-check interval on PostgreSQL, where NOTIFY carries changes and polling is only a safety net, in ms. Default 5000. */
   safetyNetMs?: number;
@@ -32,7 +33,7 @@ export type ChangeHandler = (topic: string, version: number) => Promise<void> | 
  *    is re-opened with backoff while polling continues at the fast rate.
  */
 export async function watchChanges(db: Database, onChange: ChangeHandler, options: ChangeFeedOptions = {}): Promise<ChangeFeed> {
-  const pollMs = options.pollMs ?? 250;
+  const pollMs = options.pollMs ?? configDefaults.registryPollMs;
   const safetyNetMs = options.safetyNetMs ?? 5_000;
   const seen = new Map<string, number>();
   let running: Promise<void> | undefined;

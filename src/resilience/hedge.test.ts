@@ -5,6 +5,7 @@ import { parse } from 'graphql';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { withHedging, type HedgingOptions } from './hedge.js';
 import { RetryBudget } from './retry-budget.js';
+import { withTimeout } from './timeout.js';
 import { CallAborted, UpstreamFailure, type CallHandler, type SubgraphCall } from './subgraph-call.js';
 
 const fast: ExecutionResult = { data: { product: { id: '1', by: 'first' } } };
@@ -37,12 +38,16 @@ function makeCall(overrides: Partial<SubgraphCall> = {}): SubgraphCall {
   };
 }
 
+/**
+ * The hedge straight on a controllable handler, so it aborts each attempt through a controller of its
+ * own (`abortVia: 'controller'`) that the test can read; the executor's stack is tested at the end.
+ */
 function setup(options: Partial<HedgingOptions> = {}) {
   const extra = options.extra ?? new RetryBudget({ initialTokens: 5 });
   const hedges = options.hedges ?? new RetryBudget({ ratio: 0.05, initialTokens: 5 });
   const onHedge = vi.fn<(call: SubgraphCall) => void>();
   const { handler, attempts } = controllable();
-  const hedged = withHedging({ delayMs: () => 100, extra, hedges, now: () => Date.now(), onHedge, ...options })(handler);
+  const hedged = withHedging({ delayMs: () => 100, extra, hedges, now: () => Date.now(), onHedge, abortVia: 'controller', ...options })(handler);
   return { extra, hedges, onHedge, attempts, hedged };
 }
 
@@ -288,7 +293,7 @@ describe('withHedging', () => {
 
   it('turns a synchronous throw of the handler into a rejection', async () => {
     const failure = network();
-    const hedged = withHedging({ delayMs: () => 100, extra: new RetryBudget(), hedges: new RetryBudget(), now: () => Date.now() })(() => {
+    const hedged = withHedging({ delayMs: () => 100, extra: new RetryBudget(), hedges: new RetryBudget(), now: () => Date.now(), abortVia: 'controller' })(() => {
       throw failure;
     });
     await expect(hedged(makeCall())).rejects.toBe(failure);
@@ -304,5 +309,43 @@ describe('withHedging', () => {
     expect(attempts).toHaveLength(2);
     expect(hedges.tokens).toBe(0.05);
     expect(extra.tokens).toBe(0.1);
+  });
+
+  describe("on the executor's stack (withTimeout inside, the default abortVia: 'hook')", () => {
+    function stacked() {
+      const { handler, attempts } = controllable();
+      const hedged = withHedging({ delayMs: () => 100, extra: new RetryBudget({ initialTokens: 5 }), hedges: new RetryBudget({ ratio: 0.05, initialTokens: 5 }), now: () => Date.now() })(withTimeout(10_000)(handler));
+      return { attempts, hedged };
+    }
+
+    it('aborts the losing attempt alone through the signal withTimeout gave it', async () => {
+      const { attempts, hedged } = stacked();
+      const call = makeCall();
+      const result = hedged(call);
+      await vi.advanceTimersByTimeAsync(100);
+      expect(attempts.map((a) => a.call.attempt)).toEqual(['first', 'hedge']);
+      attempts[1].resolve(backup);
+      await expect(result).resolves.toBe(backup);
+      expect(attempts[0].call.signal.reason).toMatchObject({ why: 'superseded' });
+      expect(attempts[1].call.signal.aborted).toBe(false);
+      expect(call.signal.aborted).toBe(false);
+      attempts[0].reject(cancelled());
+      await flush();
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('aborts both attempts when the call aborts, and leaves no listener on its signal', async () => {
+      const controller = new AbortController();
+      const { attempts, hedged } = stacked();
+      const result = hedged(makeCall({ signal: controller.signal }));
+      await vi.advanceTimersByTimeAsync(100);
+      const reason = new Error('client went away');
+      controller.abort(reason);
+      expect(attempts.map((a) => a.call.signal.reason)).toEqual([reason, reason]);
+      attempts[0].reject(cancelled());
+      attempts[1].reject(cancelled());
+      await expect(result).rejects.toMatchObject({ kind: 'cancelled' });
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    });
   });
 });

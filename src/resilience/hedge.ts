@@ -27,10 +27,11 @@ export interface HedgingOptions {
   /** Called instead when the delay passed but the timer fired too late to blame the subgraph (see step 3). */
   onBusy?: (call: SubgraphCall) => void;
   /**
-   * How the loser is aborted. `controller` (default): each attempt gets its own AbortController linked
-   * to the call's signal. `hook`: the attempts keep the call's signal and the attempt owner inside
-   * (withTimeout) hands back the abort of its own controller through `call.onAbortable`: cheaper
-   * (no controller and no listener per call here), and only valid with withTimeout inside.
+   * How the loser is aborted. `hook` (default, the executor's stack): the attempts keep the call's
+   * signal and the attempt owner inside (withTimeout) hands back the abort of its own controller
+   * through `call.onAbortable`: no controller and no listener per call here, and only valid with
+   * withTimeout inside. `controller`: each attempt gets its own AbortController linked to the call's
+   * signal, for a stack without withTimeout inside.
    */
   abortVia?: 'controller' | 'hook';
 }
@@ -40,31 +41,32 @@ export interface HedgingOptions {
  * 1. Mutations pass straight through. A query's first attempt (`attempt: 'first'`, not a retry)
  *    deposits into `hedges` (and into `extra` if `recordExtraCall`). Without a delay (too little
  *    data), or with too little time left for a backup ever to start, the query passes through.
- * 2. The first attempt starts with its own AbortController, aborted (with the same reason) if the
- *    call's signal aborts.
+ * 2. Each attempt can be aborted alone: through the abort its attempt owner hands back (`hook`), or
+ *    through its own AbortController, aborted (with the same reason) if the call's signal aborts
+ *    (`controller`).
  * 3. After `max(floorMs, delayMs())` ms, if the first attempt has not settled, more time than that
  *    delay is left, and both budgets give a token (`withdrawAll(extra, hedges)`), one backup starts
- *    with `attempt: 'hedge'` and its own controller, and `onHedge` is called. Unless the timer itself
+ *    with `attempt: 'hedge'`, abortable alone as well, and `onHedge` is called. Unless the timer itself
  *    fired late (by more than `max(5 ms, delay / 4)`): then this process's event loop was too busy to
  *    run it in time, the first attempt's answer may be waiting unread in its socket, and a backup
  *    would only queue behind the same work, so none starts (`onBusy`). Without that check a
  *    saturated router hedged about 1% of its calls (every loser a cancelled request and a new
  *    connection) for no gain: its slowness was its own, not the subgraph's.
- * 4. The first attempt to resolve wins; the other one's controller is aborted with
+ * 4. The first attempt to resolve wins; the other one is aborted with
  *    `CallAborted('superseded')`, so its HTTP request is cancelled (and it ends `cancelled`). A
  *    failure while the other attempt still runs waits for it; when both fail, the first attempt's
  *    failure is rethrown, unless it is `cancelled` and the backup's is not.
  * 5. When it settles, the hedge timer is cleared and the abort listener removed, whatever happened.
  *
- * The attempts are linked to the call's signal by one listener removed at the end, rather than by
- * `AbortSignal.any`, which Node has been reported to leak with (nodejs/node#55351, #54614).
+ * With `controller`, the attempts are linked to the call's signal by one listener removed at the end,
+ * rather than by `AbortSignal.any`, which Node has been reported to leak with (nodejs/node#55351, #54614).
  */
 /** A hedge timer this late (at least) says the event loop was busy, not that the subgraph was slow. */
 const BUSY_LATENESS_MS = 5;
 
 export function withHedging(options: HedgingOptions): CallWrapper {
   const { delayMs, floorMs = 10, extra, hedges, recordExtraCall = false, now = () => performance.now(), onHedge, onBusy } = options;
-  const viaHook = options.abortVia === 'hook';
+  const viaHook = (options.abortVia ?? 'hook') === 'hook';
   if (!(floorMs >= 0)) throw new RangeError(`floorMs must be non-negative, got ${floorMs}`);
 
   return function hedgingWrapper(next) {

@@ -1,39 +1,33 @@
 // What a subgraph request asks for at its root (fields, entity representations), and results shaped like it.
-import { Kind, print, valueFromASTUntyped, type DocumentNode, type FieldNode, type OperationDefinitionNode, type ExecutionResult, type GraphQLError } from 'graphql';
+import { Kind, type DocumentNode, type OperationDefinitionNode, type ExecutionResult, type GraphQLError } from 'graphql';
 import type { ExecutionRequest } from '@graphql-tools/utils';
 
-export interface RootField {
+interface RootField {
   /** Key in the response data (alias or name). */
   responseKey: string;
-  node: FieldNode;
   /** For `_entities(representations: $var)`: the variable holding the representations. */
   representationsVariable?: string;
-  /** The field without its alias and with variables left symbolic: part of a cache key. */
-  selectionText: string;
 }
 
-const shapes = new WeakMap<DocumentNode, { operation: OperationDefinitionNode | undefined; fields: RootField[] }>();
+const shapes = new WeakMap<DocumentNode, RootField[]>();
 
 /** The root fields of a subgraph request's operation; computed once per document object. */
 function rootFieldsOf(document: DocumentNode): RootField[] {
-  let shape = shapes.get(document);
-  if (!shape) {
+  let fields = shapes.get(document);
+  if (!fields) {
     const operation = document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
-    const fields: RootField[] = [];
+    fields = [];
     for (const selection of operation?.selectionSet.selections ?? []) {
       if (selection.kind !== Kind.FIELD) continue;
       const representations = selection.name.value === '_entities' ? selection.arguments?.find((a) => a.name.value === 'representations') : undefined;
       fields.push({
         responseKey: selection.alias?.value ?? selection.name.value,
-        node: selection,
         representationsVariable: representations?.value.kind === Kind.VARIABLE ? representations.value.name.value : undefined,
-        selectionText: `${selection.name.value}${selection.selectionSet ? print(selection.selectionSet) : ''}`,
       });
     }
-    shape = { operation, fields };
-    shapes.set(document, shape);
+    shapes.set(document, fields);
   }
-  return shape.fields;
+  return fields;
 }
 
 /** The representations an `_entities` root field asks for, or undefined for any other field. */
@@ -41,13 +35,6 @@ function representationsOf(field: RootField, variables: Record<string, unknown> 
   if (!field.representationsVariable) return undefined;
   const value = variables?.[field.representationsVariable];
   return Array.isArray(value) ? value : [];
-}
-
-/** The argument values of a root field with its variables resolved (for keys of non-entity fields). */
-export function argumentsOf(field: RootField, variables: Record<string, unknown> | undefined): Record<string, unknown> {
-  const args: Record<string, unknown> = {};
-  for (const argument of field.node.arguments ?? []) args[argument.name.value] = valueFromASTUntyped(argument.value, variables);
-  return args;
 }
 
 /**

@@ -1,5 +1,6 @@
 // Authorization decisions: table rules (principal → coordinate) and @authenticated / @requiresScopes, once per document and principal set.
 import { defaultFieldResolver, getNamedType, isAbstractType, isObjectType, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { BoundedMap } from '../cache/bounded-map.js';
 import type { PermissionBook } from '../registry/permission-store.js';
 import { analyseOperation, type OperationAnalysis } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
@@ -47,6 +48,13 @@ export interface Decision {
 
 const ALLOWED: Decision = { denied: new Set(), refused: false };
 
+/**
+ * Decisions kept per document and schema (least recently used dropped first): one per rule version,
+ * operation and decisive principal set, so a document usually holds a handful; the bound only stops
+ * a caller cycling through scope sets from growing one document's memo without end.
+ */
+const DECISIONS_PER_DOCUMENT = 256;
+
 export interface AuthorizerOptions {
   book: PermissionBook;
   /** Root fields without any rule: allowed (`open`) or denied (`closed`). Nested fields without rules are always allowed. */
@@ -59,8 +67,9 @@ export interface AuthorizerOptions {
  *    operation that runs and the fragments it reaches, since the document's other operations do not
  *    execute; a field selected on an interface counts as read on each of its object types too.
  * 2. A decision is computed once per schema, document, operation, rule version and decisive
- *    principal set (a principal no rule names and that is no scope cannot change it), and memoised (at most 256 per document and schema). The schema is part of the key because a
- *    swap can change the SDL's requirements while clients keep sending the same (cached) document.
+ *    principal set (a principal no rule names and that is no scope cannot change it), and memoised
+ *    (DECISIONS_PER_DOCUMENT at most). The schema is part of the key because a swap can change the
+ *    SDL's requirements while clients keep sending the same (cached) document.
  * 3. A coordinate with table rules needs one of their principals; one without follows the default
  *    (`closed` applies to root fields: entry points must be granted). `@authenticated` and
  *    `@requiresScopes` on the field, or on the type it returns, must hold as well.
@@ -73,7 +82,7 @@ export class Authorizer {
   readonly #book: PermissionBook;
   readonly #defaultPolicy: 'open' | 'closed';
   readonly #uses = new WeakMap<GraphQLSchema, WeakMap<OperationAnalysis, FieldUse[]>>();
-  readonly #decisions = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, Map<string, Decision>>>();
+  readonly #decisions = new WeakMap<GraphQLSchema, WeakMap<DocumentNode, BoundedMap<string, Decision>>>();
 
   constructor(options: AuthorizerOptions) {
     this.#book = options.book;
@@ -109,11 +118,10 @@ export class Authorizer {
     let bySchema = this.#decisions.get(schema);
     if (!bySchema) this.#decisions.set(schema, (bySchema = new WeakMap()));
     let perDocument = bySchema.get(document);
-    if (!perDocument) bySchema.set(document, (perDocument = new Map()));
+    if (!perDocument) bySchema.set(document, (perDocument = new BoundedMap(DECISIONS_PER_DOCUMENT)));
     const cached = perDocument.get(key);
     if (cached) return cached;
     const decision = this.#decide(schema, requirements, document, operationName, principals);
-    if (perDocument.size >= 256) perDocument.delete(perDocument.keys().next().value as string);
     perDocument.set(key, decision);
     return decision;
   }

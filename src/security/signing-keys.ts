@@ -134,17 +134,6 @@ export async function rotateKeys(db: Database, purpose: KeyPurpose, options: Rot
   return toSigningKey(await rotateSigningKey<KeyRow>(db, fresh, retireAfterMs));
 }
 
-/**
- * The JWKS (RFC 7517 §5) of every published key of both purposes, as served at `/.well-known/jwks.json`.
- * From a KeyRing it costs no query. With `purpose`, only that purpose's keys: subgraphs need only the
- * `subgraph-token` keys, and trusting no others means a dev token can never pass at a subgraph.
- */
-export async function publicJwks(source: Queryable | KeyRing, purpose?: KeyPurpose): Promise<JSONWebKeySet> {
-  if (source instanceof KeyRing) return source.jwks(purpose);
-  const rows = await publishedSigningKeys<KeyRow>(source);
-  return { keys: rows.filter((row) => purpose === undefined || row.purpose === purpose).map((row) => row.public_jwk) };
-}
-
 interface RingEntry {
   readonly kid: string;
   readonly purpose: KeyPurpose;

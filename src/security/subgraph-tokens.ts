@@ -1,6 +1,7 @@
 // Per-subgraph tokens (token swap): the router's local minter, the RFC 8693 token exchange client, and the cache in front of either.
 import { createHash, randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
+import { configDefaults } from '../config/schema.js';
 import type { Principal } from './authentication/principal.js';
 import type { KeyRing } from './signing-keys.js';
 
@@ -64,7 +65,7 @@ function tokenForFrom(issue: SubgraphTokenSource['issue']): SubgraphTokenSource[
 export interface LocalMinterOptions {
   /** `iss` of minted tokens. Default `switchyard`; subgraphs check it. */
   issuer?: string;
-  /** Lifetime of a minted token, in seconds. Default 300 (decision 004); never beyond the user token's `exp`. */
+  /** Lifetime of a minted token, in seconds. Default: the config's `subgraphTokenTtlSeconds` (decision 004); never beyond the user token's `exp`. */
   lifetimeSeconds?: number;
   /** `act.sub`, the party acting for the user (RFC 8693 §4.1). Default `switchyard-router`. */
   actor?: string;
@@ -83,7 +84,7 @@ export interface LocalMinterOptions {
  */
 export function createLocalMinter(keyRing: KeyRing, options: LocalMinterOptions = {}): SubgraphTokenSource {
   const issuer = options.issuer ?? ROUTER_ISSUER;
-  const lifetimeSeconds = options.lifetimeSeconds ?? 300;
+  const lifetimeSeconds = options.lifetimeSeconds ?? configDefaults.subgraphTokenTtlSeconds;
   const actor = options.actor ?? ROUTER_ACTOR;
   const now = options.now ?? Date.now;
   if (!Number.isFinite(lifetimeSeconds) || lifetimeSeconds <= 0) throw new TypeError('lifetimeSeconds must be positive');

@@ -1,6 +1,7 @@
 // The section cache as the plan runner sees it: which parts of a request may be read from the cache, their keys, what may be stored.
 import { getNamedType, isInterfaceType, isObjectType, Kind, type DocumentNode, type GraphQLNamedType, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import type { CacheHints } from '../../cache/cache-hints.js';
+import { configDefaults } from '../../config/schema.js';
 import type { PurgeIndex } from '../../cache/purge-index.js';
 import type { CachedSection, SectionStore } from '../../cache/section-store.js';
 import { entityTag, subgraphTag, typeTag, withinSubgraph } from '../../cache/tags.js';
@@ -30,7 +31,7 @@ export interface SectionCacheOptions {
   hints: () => CacheHints;
   /** A hash of the served supergraph: a new graph never reads parts shaped by an old one. */
   graphHash: string;
-  /** Stale time of parts whose rules set none, in ms. Default 300000. */
+  /** Stale time of parts whose rules set none, in ms. Default: the config's `cacheStaleSeconds`. */
   defaultStaleMs?: number;
   viewerOf: (context: unknown) => CacheViewer;
   /** Whether stale copies may stand in for this subgraph's failures (route `fallback.enabled`). Default yes. */
@@ -109,7 +110,7 @@ export class SectionCache {
   policyOf(hints: CacheHints, fetch: Fetch, step: FetchStep): SectionPolicy {
     const memo = this.#policies.get(step);
     if (memo?.version === hints.version) return memo.policy;
-    const policy = sectionPolicy(this.#schema, hints, fetch, step, this.#options.defaultStaleMs ?? 300_000);
+    const policy = sectionPolicy(this.#schema, hints, fetch, step, this.#options.defaultStaleMs ?? configDefaults.cacheStaleSeconds * 1000);
     this.#policies.set(step, { version: hints.version, policy });
     return policy;
   }

@@ -1,4 +1,4 @@
-// Actual cost of an executed operation (IBM GraphQL Cost Directives, "Static Response Analysis"), per subgraph.
+// Actual cost of an executed operation (IBM GraphQL Cost Directives, "Static Response Analysis"): its total, for the cost histogram.
 import {
   getNamedType,
   isLeafType,
@@ -11,33 +11,12 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import type { CostMetadata, FieldCostInfo } from './cost-metadata.js';
-import { childPosition, type PlanPlacement } from './plan-placement.js';
-import {
-  addScaled,
-  argumentsCost,
-  charge,
-  chargedSubgraph,
-  collectFields,
-  emptyTally,
-  fieldCostInfo,
-  isIntrospectionField,
-  isListField,
-  ownWeight,
-  selectOperation,
-  times,
-  toCostEstimate,
-  type CostContext,
-  type CostEstimate,
-  type CostOptions,
-  type Tally,
-} from './cost-rules.js';
-
-/** Same shape as the estimate, so the two can be compared and exported side by side. */
-export type ActualCost = CostEstimate;
+import { argumentsCost, collectFields, fieldCostInfo, isIntrospectionField, isListField, ownWeight, selectOperation, times, type CostContext, type CostOptions } from './cost-rules.js';
 
 /**
  * Applies the estimate's rules (see `estimateCost`) to the response `data` instead of to assumptions,
- * so ops can compare estimated and actual cost and tune `@listSize` and limits from real traffic:
+ * so ops can compare estimated and actual cost (`switchyard_operation_cost{kind}`, after every
+ * request) and tune `@listSize` and limits from real traffic:
  * 1. A list costs per element it actually holds (nested lists flattened), not per assumed size; slicing
  *    arguments, `assumedSize`, `sizedFields` and the default list size play no part.
  * 2. A field absent from the data (skipped, or under a parent that failed) costs nothing. A field present
@@ -45,39 +24,23 @@ export type ActualCost = CostEstimate;
  *    answered null); below a null value nothing is counted.
  * 3. An object of an abstract type costs as its `__typename` says; without `__typename` in the data,
  *    the most expensive possible type is taken, as in the estimate.
- * 4. The per-subgraph attribution is the estimate's (rule 7 there): by the plan's fetches when given one.
+ * Only the total is measured: no per-subgraph split, which on a large answer (thousands of objects, a
+ * charge per field of each) was most of the measurement's time, and which nothing reads.
  */
-export function actualCost(
+export function actualTotalCost(
   schema: GraphQLSchema,
   metadata: CostMetadata,
   document: DocumentNode,
   data: Record<string, unknown> | null | undefined,
-  options: CostOptions = {},
-): ActualCost {
-  return measure(schema, metadata, document, data, options, true);
-}
-
-/**
- * The actual cost's total alone, as the `switchyard_operation_cost{kind="actual"}` histogram takes it
- * after every request: no per-subgraph split is kept, which on a large answer (thousands of objects,
- * a charge per field of each) was most of the measurement's time.
- */
-export function actualTotalCost(schema: GraphQLSchema, metadata: CostMetadata, document: DocumentNode, data: Record<string, unknown> | null | undefined, options: CostOptions = {}): number {
-  return measure(schema, metadata, document, data, options, false).total;
-}
-
-function measure(schema: GraphQLSchema, metadata: CostMetadata, document: DocumentNode, data: Record<string, unknown> | null | undefined, options: CostOptions, split: boolean): ActualCost {
-  const notes = new Set<string>();
-  const selected = selectOperation(schema, metadata, document, options, notes);
-  const tally = emptyTally();
-  if (selected && data) {
-    const { context, operation, rootType } = selected;
-    const walk: Walk = { context, plans: new Map(), placement: options.placement, split };
-    const rootFields = collectFields(context, rootType, [operation.selectionSet]).values();
-    const plans = [...rootFields].map((group) => planField(walk, group, rootType, undefined, operation.operation === 'mutation', ''));
-    measureObject(walk, plans, data, tally);
-  }
-  return toCostEstimate(tally, notes);
+  options: Pick<CostOptions, 'operationName' | 'variables' | 'defaults'> = {},
+): number {
+  const selected = selectOperation(schema, metadata, document, options, new Set());
+  if (!selected || !data) return 0;
+  const { context, operation, rootType } = selected;
+  const walk: Walk = { context, plans: new Map() };
+  const rootFields = collectFields(context, rootType, [operation.selectionSet]).values();
+  const plans = [...rootFields].map((group) => planField(walk, group, rootType, operation.operation === 'mutation'));
+  return measureObject(walk, plans, data);
 }
 
 /**
@@ -88,9 +51,6 @@ function measure(schema: GraphQLSchema, metadata: CostMetadata, document: Docume
 interface FieldPlan {
   group: readonly FieldNode[];
   responseKey: string;
-  /** The response path of the objects this field returns (plan-placement.ts); empty without a plan. */
-  position: string;
-  subgraph: string | undefined;
   argumentsCost: number;
   list: boolean;
   info: FieldCostInfo | undefined;
@@ -107,26 +67,19 @@ interface FieldPlan {
 interface Walk {
   context: CostContext;
   plans: Map<FieldPlan, Map<string, FieldPlan[]>>;
-  /** Where the query plan fetched each field; absent: the owner rule. */
-  placement: PlanPlacement | undefined;
-  /** Whether the split per subgraph is kept (false: every charge goes to the total alone). */
-  split: boolean;
 }
 
-function planField(walk: Walk, group: readonly FieldNode[], parentType: GraphQLObjectType, parentSubgraph: string | undefined, mutationRoot: boolean, position: string): FieldPlan | undefined {
-  const { context, placement } = walk;
+function planField(walk: Walk, group: readonly FieldNode[], parentType: GraphQLObjectType, mutationRoot: boolean): FieldPlan | undefined {
+  const { context } = walk;
   const node = group[0];
   if (isIntrospectionField(node)) return undefined;
   const field = parentType.getFields()[node.name.value];
   if (!field) return undefined;
   const info = fieldCostInfo(context, parentType, field.name);
   const type = getNamedType(field.type);
-  const responseKey = node.alias?.value ?? node.name.value;
   return {
     group,
-    responseKey,
-    position: placement ? childPosition(position, responseKey) : '',
-    subgraph: !walk.split ? undefined : placement ? placement.subgraphOf(context.schema, position, responseKey, parentType) : chargedSubgraph(context, parentType, info, parentSubgraph),
+    responseKey: node.alias?.value ?? node.name.value,
     argumentsCost: argumentsCost(context, node, field, info),
     list: isListField(field),
     info,
@@ -145,7 +98,7 @@ function childPlans(walk: Walk, plan: FieldPlan, objectType: GraphQLObjectType):
   if (!plans) {
     plans = [];
     for (const group of collectFields(walk.context, objectType, plan.group.map((f) => f.selectionSet)).values()) {
-      const child = planField(walk, group, objectType, plan.subgraph, false, plan.position);
+      const child = planField(walk, group, objectType, false);
       if (child) plans.push(child);
     }
     byType.set(objectType.name, plans);
@@ -154,29 +107,32 @@ function childPlans(walk: Walk, plan: FieldPlan, objectType: GraphQLObjectType):
 }
 
 /** The fields of one object in the response, each measured against its data. */
-function measureObject(walk: Walk, plans: readonly (FieldPlan | undefined)[], item: Record<string, unknown>, tally: Tally): void {
+function measureObject(walk: Walk, plans: readonly (FieldPlan | undefined)[], item: Record<string, unknown>): number {
+  let cost = 0;
   for (const plan of plans) {
     if (!plan || !Object.prototype.hasOwnProperty.call(item, plan.responseKey)) continue;
     const value = item[plan.responseKey];
-    charge(tally, plan.subgraph, plan.argumentsCost);
+    cost += plan.argumentsCost;
     if (plan.leafWeight !== undefined) {
       const count = !plan.list ? 1 : Array.isArray(value) ? countElements(value) : 0;
-      charge(tally, plan.subgraph, times(count, plan.leafWeight));
+      cost += times(count, plan.leafWeight);
     } else if (!plan.list) {
-      if (isObject(value)) measureReturned(walk, plan, value, tally);
-      else charge(tally, plan.subgraph, ownWeight(walk.context, plan.info, plan.type, plan.mutationRoot));
+      cost += isObject(value) ? measureReturned(walk, plan, value) : ownWeight(walk.context, plan.info, plan.type, plan.mutationRoot);
     } else if (Array.isArray(value)) {
-      measureElements(walk, plan, value, tally);
+      cost += measureElements(walk, plan, value);
     }
   }
+  return cost;
 }
 
 /** Nested lists are flattened: each object in them was returned. */
-function measureElements(walk: Walk, plan: FieldPlan, list: readonly unknown[], tally: Tally): void {
+function measureElements(walk: Walk, plan: FieldPlan, list: readonly unknown[]): number {
+  let cost = 0;
   for (const element of list) {
-    if (Array.isArray(element)) measureElements(walk, plan, element, tally);
-    else if (isObject(element)) measureReturned(walk, plan, element, tally);
+    if (Array.isArray(element)) cost += measureElements(walk, plan, element);
+    else if (isObject(element)) cost += measureReturned(walk, plan, element);
   }
+  return cost;
 }
 
 function countElements(list: readonly unknown[]): number {
@@ -186,24 +142,20 @@ function countElements(list: readonly unknown[]): number {
 }
 
 /** One object a composite field returned: the field's own weight for the object's type, plus its selection. */
-function measureReturned(walk: Walk, plan: FieldPlan, item: Record<string, unknown>, tally: Tally): void {
+function measureReturned(walk: Walk, plan: FieldPlan, item: Record<string, unknown>): number {
   const objectType = plan.objectType ?? typeOf(walk.context.schema, item);
-  if (objectType) {
-    measureAs(walk, plan, objectType, item, tally);
-    return;
-  }
-  let most: Tally | undefined;
+  if (objectType) return measureAs(walk, plan, objectType, item);
+  let most: number | undefined;
   for (const candidate of walk.context.schema.getPossibleTypes(plan.type as GraphQLAbstractType)) {
-    const branch = emptyTally();
-    measureAs(walk, plan, candidate, item, branch);
-    if (!most || branch.total > most.total) most = branch;
+    const cost = measureAs(walk, plan, candidate, item);
+    if (most === undefined || cost > most) most = cost;
   }
-  if (most) addScaled(tally, most, 1);
+  return most ?? 0;
 }
 
-function measureAs(walk: Walk, plan: FieldPlan, objectType: GraphQLObjectType, item: Record<string, unknown>, tally: Tally): void {
-  charge(tally, plan.subgraph, objectType === plan.objectType ? plan.objectWeight : ownWeight(walk.context, plan.info, objectType, plan.mutationRoot));
-  measureObject(walk, childPlans(walk, plan, objectType), item, tally);
+function measureAs(walk: Walk, plan: FieldPlan, objectType: GraphQLObjectType, item: Record<string, unknown>): number {
+  const own = objectType === plan.objectType ? plan.objectWeight : ownWeight(walk.context, plan.info, objectType, plan.mutationRoot);
+  return own + measureObject(walk, childPlans(walk, plan, objectType), item);
 }
 
 /** The concrete type `__typename` names, when the client asked for it. */

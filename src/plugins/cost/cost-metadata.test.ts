@@ -2,7 +2,7 @@
 import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../gateway/compose.js';
-import { readCostMetadata } from './cost-metadata.js';
+import { Supergraph } from '../../gateway/supergraph/supergraph.js';
 
 const LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@cost", "@listSize", "@shareable"])';
 
@@ -37,8 +37,8 @@ function composed(): string {
   return outcome.supergraphSdl;
 }
 
-describe('readCostMetadata: a composed supergraph', () => {
-  const metadata = readCostMetadata(composed());
+describe('the cost facts of a composed supergraph', () => {
+  const metadata = Supergraph.fromSdl(composed()).cost;
 
   it('keeps every @cost weight by schema coordinate', () => {
     expect(Object.fromEntries(metadata.weights)).toEqual({
@@ -75,13 +75,13 @@ describe('readCostMetadata: a composed supergraph', () => {
   });
 
   it('reads a parsed document as well as a string', () => {
-    expect(readCostMetadata(parse(composed())).weights).toEqual(metadata.weights);
+    expect(Supergraph.fromDocument(parse(composed())).cost.weights).toEqual(metadata.weights);
   });
 });
 
-describe('readCostMetadata: hand-written supergraphs', () => {
+describe('the cost facts of hand-written supergraphs', () => {
   it('follows @link renames, skips graphs that do not resolve a field, and inherits interface weights', () => {
-    const metadata = readCostMetadata(/* GraphQL */ `
+    const metadata = Supergraph.fromSdl(/* GraphQL */ `
       schema
         @link(url: "https://specs.apollo.dev/link/v1.0")
         @link(url: "https://specs.apollo.dev/join/v0.5", for: EXECUTION)
@@ -105,7 +105,7 @@ describe('readCostMetadata: hand-written supergraphs', () => {
       type Query @join__type(graph: A) {
         thing: Thing @join__field(graph: A) @cost(weight: 99)
       }
-    `);
+    `).cost;
     // @cost is not the cost spec's directive here (its namespace is renamed to "price"): not read.
     expect(metadata.weights.get('Query.thing')).toBeUndefined();
     expect(metadata.weights.get('Node.items')).toBe(3);
@@ -117,7 +117,7 @@ describe('readCostMetadata: hand-written supergraphs', () => {
   });
 
   it('reads the plain directive names when the supergraph links no cost spec', () => {
-    const metadata = readCostMetadata('type Query { a: [Int] @cost(weight: 2) @listSize(assumedSize: 3) }');
+    const metadata = Supergraph.fromSdl('type Query { a: [Int] @cost(weight: 2) @listSize(assumedSize: 3) }').cost;
     expect(metadata.weights.get('Query.a')).toBe(2);
     expect(metadata.listSizes.get('Query.a')?.assumedSize).toBe(3);
     expect(metadata.subgraphs).toEqual([]);

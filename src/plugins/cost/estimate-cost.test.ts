@@ -3,7 +3,8 @@ import { parse, type GraphQLSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph, type SubgraphDefinition } from '../../gateway/compose.js';
 import { buildGatewaySchema } from '../../gateway/gateway-schema.js';
-import { readCostMetadata, type CostMetadata } from './cost-metadata.js';
+import type { CostMetadata } from './cost-metadata.js';
+import { Supergraph } from '../../gateway/supergraph/supergraph.js';
 import { estimateCost, type CostOptions } from './estimate-cost.js';
 
 const LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.9", import: ["@key", "@cost", "@listSize"])';
@@ -63,7 +64,7 @@ function graphOf(subgraphs: SubgraphDefinition[]): Graph {
   const outcome = composeSupergraph(subgraphs);
   if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join('\n'));
   const { schema } = buildGatewaySchema(outcome.supergraphSdl, { executorFor: () => () => ({ data: null }) });
-  return { schema, metadata: readCostMetadata(outcome.supergraphSdl) };
+  return { schema, metadata: Supergraph.fromSdl(outcome.supergraphSdl).cost };
 }
 
 const shop = graphOf([

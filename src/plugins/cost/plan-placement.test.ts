@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../gateway/compose.js';
 import { buildGatewaySchema } from '../../gateway/gateway-schema.js';
 import { createQueryPlanner } from '../../gateway/plan/query-planner.js';
-import { readCostMetadata } from './cost-metadata.js';
-import { actualCost } from './actual-cost.js';
+import { Supergraph } from '../../gateway/supergraph/supergraph.js';
 import { estimateCost } from './estimate-cost.js';
 import { PlanPlacement } from './plan-placement.js';
 
@@ -39,13 +38,8 @@ function graph() {
   if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join('\n'));
   const { schema } = buildGatewaySchema(outcome.supergraphSdl, { executorFor: () => () => ({ data: null }) });
   const planner = createQueryPlanner({ supergraph: parse(outcome.supergraphSdl), apiSchema: schema, executors: new Map() });
-  const metadata = readCostMetadata(outcome.supergraphSdl);
+  const metadata = Supergraph.fromSdl(outcome.supergraphSdl).cost;
   return {
-    actual(text: string, data: Record<string, unknown>) {
-      const document = parse(text);
-      const plan = planner.planFor(document, undefined)!;
-      return actualCost(schema, metadata, document, data, { placement: new PlanPlacement(plan) });
-    },
     estimate(text: string, denied?: ReadonlySet<string>) {
       const document = parse(text);
       const plan = planner.planFor(document, undefined, denied);
@@ -84,13 +78,5 @@ describe('estimateCost with a query plan: each field charged to the subgraph who
     const { planned } = shop.estimate('{ reviews { author { karma } } }', new Set(['User.karma']));
     // karma still counts in the total (4 × 2), but accounts is never called for it.
     expect(planned).toEqual({ total: 16, bySubgraph: { reviews: 8 }, notes: [] });
-  });
-});
-
-describe('actualCost with a query plan', () => {
-  it('splits the measured cost by the same fetches', () => {
-    const data = { reviews: [{ id: '1', author: { name: 'Ada' } }, { id: '2', author: null }] };
-    // Review 1 + author 1 + name 5 for the first; Review 1 + author 1 (null) for the second: 9, all from reviews.
-    expect(shop.actual('{ reviews { id author { name } } }', data)).toEqual({ total: 9, bySubgraph: { reviews: 9 }, notes: [] });
   });
 });

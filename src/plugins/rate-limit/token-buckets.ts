@@ -1,4 +1,5 @@
 // Token buckets of the cost rate limit, kept in this process: the shared store's fallback, and the only store without Redis.
+import { BoundedMap } from '../../cache/bounded-map.js';
 
 /** What one request's draw from a bucket decided. */
 export interface BucketDraw {
@@ -22,7 +23,11 @@ export interface TokenBuckets {
 }
 
 export interface MemoryBucketsOptions {
-  /** Buckets kept (least recently used dropped first). Default 100000. */
+  /**
+   * Buckets kept (least recently used dropped first). Default 100000: more than the callers one router
+   * meets within a refill; a dropped bucket comes back full, so only a caller idle long enough to be
+   * the least recently used of them all can gain a burst from it.
+   */
   maxBuckets?: number;
   /** Clock in ms. Default Date.now. */
   now?: () => number;
@@ -45,8 +50,7 @@ interface Bucket {
 export function memoryBuckets(options: MemoryBucketsOptions = {}): TokenBuckets {
   const now = options.now ?? Date.now;
   const maxBuckets = options.maxBuckets ?? 100_000;
-  // A Map iterates in insertion order: re-inserting on use makes its first key the least recently used.
-  const buckets = new Map<string, Bucket>();
+  const buckets = new BoundedMap<string, Bucket>(maxBuckets);
   return {
     draw(key, cost, { ratePerSecond, burst }) {
       const at = now();
@@ -54,12 +58,9 @@ export function memoryBuckets(options: MemoryBucketsOptions = {}): TokenBuckets 
       if (bucket) {
         bucket.tokens = Math.min(burst, bucket.tokens + (Math.max(0, at - bucket.updatedAt) / 1000) * ratePerSecond);
         bucket.updatedAt = at;
-        buckets.delete(key);
       } else {
-        bucket = { tokens: burst, updatedAt: at };
+        buckets.set(key, (bucket = { tokens: burst, updatedAt: at }));
       }
-      buckets.set(key, bucket);
-      if (buckets.size > maxBuckets) buckets.delete(buckets.keys().next().value as string);
       if (bucket.tokens <= 0) return { admitted: false, tokens: bucket.tokens };
       bucket.tokens -= cost;
       return { admitted: true, tokens: bucket.tokens };
