@@ -123,8 +123,9 @@ export function createRouter(deps: RouterDeps): Router {
   );
   // Identify the caller once, before the body is even parsed.
   if (deps.authenticator && config.authMode !== 'off') plugins.push(useAuthentication({ mode: config.authMode, authenticator: deps.authenticator, metrics }));
-  // Completeness comes before every plugin that may refuse a request, so refusals are labelled too.
-  if (config.resilience) plugins.push(useCompleteness({ metrics, extension: config.completenessExtension }));
+  // Completeness comes before every plugin that may refuse a request, so refusals are labelled too. Always
+  // on, whatever features are: every executed answer says whether it is whole and how long it may be kept.
+  plugins.push(useCompleteness({ metrics, extension: config.completenessExtension }));
   // Who may see what: cheaper than costing, and a refused request costs nothing more.
   plugins.push(useAuthorization({ authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost

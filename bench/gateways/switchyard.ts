@@ -102,17 +102,17 @@ function olderSwitchyardVariant(options: SwitchyardVariantOptions, build: OlderB
   };
 }
 
-/** Baseline of the resilience scenarios: each subgraph call keeps its timeout, nothing else of the layer. */
+/** Baseline of the resilience scenarios: each subgraph call keeps its timeout, nothing else of the layer (completeness is always on, decision 021). */
 export const resilienceOff = switchyardVariant({
   name: 'resilience-off',
   description: 'SWITCHYARD_RESILIENCE=false: subgraph timeout only',
   env: { SWITCHYARD_RESILIENCE: 'false' },
 });
 
-/** The default configuration: deadline, completeness, retry, hedging, breaker (fallback stays opt-in per subgraph). */
+/** The default configuration: deadline, retry, hedging, breaker (fallback stays opt-in per subgraph). */
 export const resilienceOn = switchyardVariant({
   name: 'resilience-on',
-  description: 'SWITCHYARD_RESILIENCE=true (the default): deadline, completeness, retry, hedge, breaker',
+  description: 'SWITCHYARD_RESILIENCE=true (the default): deadline, retry, hedge, breaker',
   env: { SWITCHYARD_RESILIENCE: 'true' },
   pairBefore: true,
 });

@@ -20,7 +20,7 @@ import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-bu
 import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
 import { newFailFastRedisClient } from '../cache/redis-client.js';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
-import { forbiddenField } from '../plugins/use-authorization.js';
+import { forbiddenField } from '../security/forbidden-field.js';
 import { createAuditWriter, type AuditWriter } from '../registry/audit-writer.js';
 import { defaultSpillDir } from '../registry/audit-writer-options.js';
 import { createOperationRecorder, topOperationsByClient, type OperationRecorder } from '../registry/operation-log.js';

@@ -8,13 +8,17 @@ import { entityTag, subgraphTag, typeTag, withinSubgraph } from '../cache/tags.j
 import type { RouterSectionCache } from '../gateway/graph-sources.js';
 import type { ReturnedEntity } from '../gateway/plan/section-cache.js';
 import type { Database } from '../registry/database.js';
-import { listCacheRules, listPurgesSince, recordPurges, type PurgeRecord } from '../registry/cache-store.js';
+import { listCacheRules, listPurgesSince, PURGE_HORIZON_SECONDS, recordPurges, trimPurges, type PurgeRecord } from '../registry/cache-store.js';
 import { principalOf } from '../request/request-state.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 
-/** Purges older than this are never read: no part lives longer (max age and stale time are capped to it). */
-const PURGE_HORIZON_SECONDS = 86_400;
+/**
+ * How often each router deletes the purges past the horizon from the registry, in ms: one indexed
+ * delete, off the request path. Every router does it (no leader to elect: the delete is idempotent and
+ * wakes no router), often enough that a fleet whose routers restart within the hour still trims.
+ */
+export const PURGE_TRIM_EVERY_MS = 10 * 60_000;
 
 export interface RouterSectionCacheHandle {
   readonly shared: RouterSectionCache;
@@ -60,6 +64,11 @@ export async function startSectionCache(setup: SectionCacheSetup): Promise<Route
   if (config.redisUrl && !(await store.redisReady())) logger.warn('section cache: Redis does not answer; parts are cached in this process until it does');
   const database = setup.database;
   let localSeq = 0;
+  // No router reads a purge past the horizon: the registry deletes them (migration 009), stopped by close().
+  const trimmer = database && trimPurgesEvery(database, PURGE_TRIM_EVERY_MS, function onTrimFailed(error) {
+    metrics.cacheErrors.inc({ backend: 'registry' });
+    logger.warn({ err: error }, 'section cache: purges past the horizon could not be deleted; trying again later');
+  });
 
   const shared: RouterSectionCache = {
     store,
@@ -126,15 +135,39 @@ export async function startSectionCache(setup: SectionCacheSetup): Promise<Route
       else return false;
       return true;
     },
-    close: () => store.close(),
+    async close() {
+      await trimmer?.stop();
+      await store.close();
+    },
   };
+}
 
-  /** A purge's tag: the entity or type it names, narrowed to its subgraph when it names one too. */
-  function purgeOf(record: PurgeRecord): Purge {
-    if (record.all) return { seq: record.seq, tags: 'all' };
-    const named = record.typeName ? (record.entityKey ? entityTag(record.typeName, JSON.parse(record.entityKey) as Record<string, unknown>) : typeTag(record.typeName)) : undefined;
-    const subgraph = record.subgraph ? subgraphTag(record.subgraph) : undefined;
-    const tag = subgraph && named ? withinSubgraph(subgraph, named) : (subgraph ?? named);
-    return { seq: record.seq, tags: tag ? [tag] : 'all' };
-  }
+/**
+ * Deletes the registry's purges older than PURGE_HORIZON_SECONDS every `everyMs` (a timer that keeps
+ * no process alive). `stop` clears the timer and waits for a delete in flight, so the database can be
+ * closed after it. A failed delete is reported and tried again at the next tick.
+ */
+function trimPurgesEvery(db: Database, everyMs: number, onError: (error: unknown) => void): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(function trimOldPurges() {
+    running ??= trimPurges(db, PURGE_HORIZON_SECONDS)
+      .then(() => undefined, onError)
+      .finally(() => (running = undefined));
+  }, everyMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+/** A purge's tag: the entity or type it names, narrowed to its subgraph when it names one too. */
+function purgeOf(record: PurgeRecord): Purge {
+  if (record.all) return { seq: record.seq, tags: 'all' };
+  const named = record.typeName ? (record.entityKey ? entityTag(record.typeName, JSON.parse(record.entityKey) as Record<string, unknown>) : typeTag(record.typeName)) : undefined;
+  const subgraph = record.subgraph ? subgraphTag(record.subgraph) : undefined;
+  const tag = subgraph && named ? withinSubgraph(subgraph, named) : (subgraph ?? named);
+  return { seq: record.seq, tags: tag ? [tag] : 'all' };
 }

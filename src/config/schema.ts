@@ -138,7 +138,7 @@ export const configSchema = z
      * The aggregation resilience layer: request deadline, completeness, retries, hedging, breakers,
      * fallbacks. Default on. Off when a service mesh in front of the subgraphs already retries and
      * breaks circuits (two layers would multiply the retries): each subgraph call keeps its timeout
-     * only, and answers carry no completeness report. The bench compares both.
+     * only (answers still say whether they are complete). The bench compares both.
      */
     resilience: booleanLike.default(true),
     /**

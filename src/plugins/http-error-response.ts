@@ -2,15 +2,15 @@
 import type { FetchAPI } from 'graphql-yoga';
 import { errorExtensions } from '../errors/client-error.js';
 import { ERROR_CODES, type ErrorCode } from '../errors/codes.js';
+import { refusalMediaType } from '../request/media-type.js';
 
 /**
- * `{ errors: [{ message, extensions }] }` with the catalogue's HTTP status and problem-details members, in the media
- * type the client accepts (GraphQL over HTTP: `application/graphql-response+json` when asked for,
- * else `application/json`).
+ * `{ errors: [{ message, extensions }] }` with the catalogue's HTTP status and problem-details members, in the JSON
+ * media type a result of the same request would get (`refusalMediaType`: yoga's rule, so that a client
+ * reads refusals and answers alike).
  */
 export function errorResponse(fetchAPI: FetchAPI, request: Request, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
-  const accept = request.headers.get('accept') ?? '';
-  const contentType = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json; charset=utf-8' : 'application/json; charset=utf-8';
+  const contentType = `${refusalMediaType(request.headers.get('accept')).text}; charset=utf-8`;
   const response = new fetchAPI.Response(JSON.stringify({ errors: [{ message, extensions: errorExtensions(code, message) }] }), {
     status: ERROR_CODES[code].status,
     headers: { 'content-type': contentType, ...headers },

@@ -1,6 +1,6 @@
 // Who may see what: rules from the permissions table and @authenticated / @requiresScopes, decided once per document and caller.
 import type { Plugin } from 'graphql-yoga';
-import { clientError, requestError } from '../errors/client-error.js';
+import { requestError } from '../errors/client-error.js';
 import { requestStateOf } from '../request/request-state.js';
 import { principalsOf, type Authorizer } from '../security/authorization.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
@@ -47,9 +47,4 @@ export function useAuthorization(options: AuthorizationOptions): Plugin {
       }
     },
   };
-}
-
-/** The error a guarded field throws when the caller may not read it. */
-export function forbiddenField(coordinate: string): Error {
-  return clientError('FORBIDDEN', `Not allowed to read ${coordinate}.`);
 }

@@ -1,9 +1,9 @@
 // Says at the top of every response whether it is complete, which sections are missing, and sets status and caching.
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { GRAPHQL_RESPONSE_JSON, resultMediaType } from '../request/media-type.js';
 import { requestStateOf, type CacheNotes } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
-import { respondsWithGraphQLResponseJson } from './completeness/media-type.js';
 import { repathErrors } from './completeness/repath-errors.js';
 import { isUnanswered } from '../errors/unanswered.js';
 
@@ -72,7 +72,7 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
           let status: number | undefined;
           // A subgraph that answered with its own GraphQL error keeps 200: it answered.
           const lost = result.data === null ? errors?.filter(isUnanswered) : undefined;
-          if (lost?.length && respondsWithGraphQLResponseJson(context.request?.headers.get('accept'))) {
+          if (lost?.length && resultMediaType(context.request?.headers.get('accept')) === GRAPHQL_RESPONSE_JSON) {
             status = lost.some((e) => TIMEOUT_CODES.has(String(e.extensions?.code))) ? 504 : 502;
           }
           if (!complete && metrics) {

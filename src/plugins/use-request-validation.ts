@@ -4,7 +4,7 @@ import { isAsyncIterable, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { configSchema } from '../config/schema.js';
 import { requestError } from '../errors/client-error.js';
 import { analyseOperation } from '../request/operation-analysis.js';
-import { ANSWER_MEDIA_TYPES, answerableIn } from './completeness/media-type.js';
+import { ANSWER_MEDIA_TYPES, resultMediaType } from '../request/media-type.js';
 import { errorResponse } from './http-error-response.js';
 import { JsonDepthScanner, jsonDeeperThan } from './request-validation/json-depth.js';
 
@@ -43,7 +43,7 @@ export function useRequestValidation(options: RequestValidationOptions = {}): Pl
     onRequestParse({ request, url, requestParser, setRequestParser, fetchAPI }) {
       // Every refusal here happens when the parser runs, after every plugin's onRequestParse (metrics
       // start their clock there, CSRF prevention refuses there first) and before anything executes.
-      if (!answerableIn(request.headers.get('accept'))) {
+      if (!resultMediaType(request.headers.get('accept'))) {
         // Yoga would execute first and then answer 406 with an empty body; this refuses before, with errors.
         setRequestParser(function refuseUnacceptable() {
           return errorResponse(fetchAPI, request, 'NOT_ACCEPTABLE', notAcceptableMessage);

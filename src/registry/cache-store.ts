@@ -8,6 +8,13 @@ const CACHE_SCOPES: readonly CacheScope[] = ['public', 'private'];
 /** Seconds an expired entry stays usable as the fallback when a rule does not say (`stale_seconds` null). */
 export const DEFAULT_STALE_SECONDS = 300;
 
+/**
+ * How long a purge is kept and read, in seconds: a day. Routers read only purges younger than this and
+ * delete older ones (`trimPurges`), so no cached part may live longer, fresh and stale together
+ * (src/gateway/plan/section-policy.ts caps every part to it): an older purge could match nothing.
+ */
+export const PURGE_HORIZON_SECONDS = 86_400;
+
 export interface CacheRuleInput {
   /** `Type` or `Type.field`. */
   coordinate: string;

@@ -46,6 +46,29 @@ describe(`partial results (${databaseKind} database)`, () => {
     expect(headers.get('switchyard-completed')).toBe('true');
   });
 
+  describe('with the resilience layer off (SWITCHYARD_RESILIENCE=false)', () => {
+    it('still says whether an answer is whole, and how long it may be kept', async () => {
+      const plain = await stack.startRouter({ resilience: false });
+      const complete = await postGraphQL(plain.url, PAGE, { variables: { id: '2' } });
+      expect(complete.headers.get('switchyard-completed')).toBe('true');
+      expect(complete.headers.get('cache-control')).toBe('no-store');
+      stack.subgraphs.reviews.subgraph.faults.set({ mode: 'down' });
+      const partial = await postGraphQL(plain.url, PAGE, { variables: { id: '2' } });
+      expect(partial.body.data.product.reviews).toBeNull();
+      expect(partial.headers.get('switchyard-completed')).toBe('false');
+      expect(partial.body.extensions?.completeness).toEqual({ complete: false, missing: [{ path: ['product', 'reviews'], subgraph: 'reviews', code: 'SUBGRAPH_UNAVAILABLE' }] });
+    });
+
+    it('labels an answer the section cache made with the freshness left of its parts', async () => {
+      const cached = await stack.startRouter({ resilience: false, sectionCache: true });
+      await postGraphQL(cached.url, PAGE, { variables: { id: '3' } });
+      const again = await postGraphQL(cached.url, PAGE, { variables: { id: '3' } });
+      // Inventory's 5 s is the page's smallest max age; every part is public.
+      expect(again.headers.get('cache-control')).toMatch(/^max-age=[0-5], public$/);
+      expect(again.headers.get('switchyard-completed')).toBe('true');
+    });
+  });
+
   describe('an optional section whose subgraph is down', () => {
     it('is null with a precise error, and the rest of the page is served', async () => {
       stack.subgraphs.reviews.subgraph.faults.set({ mode: 'down' });

@@ -16,7 +16,8 @@ import { buildPlan, type QueryPlan } from './build-plan.js';
 import { runPlan } from './run-plan.js';
 import { PlanInvalid, PlanUnsatisfiable, PlanUnsupported } from './supergraph-model.js';
 import { Supergraph } from '../supergraph/supergraph.js';
-import { clientError, requestError } from '../../errors/client-error.js';
+import { requestError } from '../../errors/client-error.js';
+import { forbiddenField } from '../../security/forbidden-field.js';
 import { createDocumentText, type DocumentText } from '../../cache/document-text.js';
 import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
 import { createAnswerProjector, interfaceObjectTypeResolver, type Projection } from './project-answer.js';
@@ -35,7 +36,7 @@ export interface QueryPlannerOptions {
   overrideLabels?: ReadonlySet<string>;
   /** The draw for `percent(N)` labels, in [0, 1). Default Math.random. */
   random?: () => number;
-  /** The error of a field the caller may not read (the same the stitched schema's guards throw). */
+  /** The error of a field the caller may not read. Default: `forbiddenField`, the one the stitched schema's guards throw too. */
   deniedError?: (coordinate: string) => Error;
   /**
    * Told once per document planned, with the outcome: `planned`; `unsatisfiable` (a field without
@@ -106,7 +107,7 @@ export function createQueryPlanner(options: QueryPlannerOptions): QueryPlanner {
   const plans = new WeakMap<DocumentNode, Map<string, QueryPlan | PlanUnsupported>>();
   /** Plans of requests whose decision denies fields, by the decision's denied set (decisions are memoised per document). */
   const plansByDecision = new WeakMap<ReadonlySet<string>, WeakMap<DocumentNode, Map<string, QueryPlan | PlanUnsupported>>>();
-  const deniedError = options.deniedError ?? ((coordinate: string) => clientError('FORBIDDEN', `Not allowed to read ${coordinate}.`));
+  const deniedError = options.deniedError ?? forbiddenField;
   const labels = [...model.overrideLabels].sort().map((label) => ({ label, percent: percentOf(label) }));
   const random = options.random ?? Math.random;
   const NONE = new Set<string>();

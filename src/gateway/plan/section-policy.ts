@@ -2,10 +2,11 @@
 import { createHash } from 'node:crypto';
 import { getNamedType, isCompositeType, Kind, print, visit, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import type { CacheHint, CacheHints, CacheScope } from '../../cache/cache-hints.js';
+import { PURGE_HORIZON_SECONDS } from '../../registry/cache-store.js';
 import type { Fetch, FetchStep, SelectionTree } from './plan-types.js';
 
-/** A part's longest life, fresh and stale together: a day, as long as routers remember purges. */
-const LONGEST_LIFE_MS = 86_400_000;
+/** A part's longest life, fresh and stale together: as long as routers remember purges. */
+const LONGEST_LIFE_MS = PURGE_HORIZON_SECONDS * 1000;
 
 /** The caching facts of one fetch step, the same for every request with the same hints. */
 export interface SectionPolicy {

@@ -1,4 +1,4 @@
-import { parse, print, printType, type GraphQLObjectType, type GraphQLUnionType } from 'graphql';
+import { parse, print, printSchema, printType, type GraphQLObjectType, type GraphQLUnionType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../compose.js';
 import { buildGatewaySchema } from '../gateway-schema.js';
@@ -48,6 +48,15 @@ describe('subgraph schemas read from the supergraph', () => {
     expect(Object.keys(music.getQueryType()!.getFields())).toEqual(['playlist', '_entities']);
     expect(catalog.getType('Song')).toBeUndefined();
     expect(printType(catalog.getType('_Entity')!)).toBe('union _Entity = Book | Movie');
+  });
+
+  it('reads the join directives under the names the supergraph links them with (`as:`), as the supergraph model does', () => {
+    const linked = SUPERGRAPH.replace(/(@link\(url: "https:\/\/specs\.apollo\.dev\/join\/v[\d.]+")/, '$1, as: "fed"').replaceAll('join__', 'fed__');
+    expect(linked).toContain('as: "fed"');
+    expect(linked).not.toContain('join__');
+    const renamed = extractSubgraphSchemas(parse(linked));
+    expect([...renamed.keys()]).toEqual([...schemas.keys()]);
+    for (const [graph, schema] of schemas) expect(printSchema(renamed.get(graph)!), graph).toBe(printSchema(schema));
   });
 
   it('tells the planner when a document would be invalid in its subgraph: the plan is not used and the outcome says so', () => {

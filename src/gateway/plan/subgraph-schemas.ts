@@ -17,6 +17,7 @@ import {
   type TypeDefinitionNode,
   type TypeNode,
 } from 'graphql';
+import { readLinkNames, type LinkNames } from '../supergraph/link-names.js';
 import { booleanArgument, enumArgument, stringArgument } from './join-directives.js';
 
 /** The federation fields every subgraph with entities serves (Apollo Federation subgraph specification). */
@@ -25,8 +26,8 @@ const ENTITIES_SDL = /* GraphQL */ `
 `;
 
 /** Types of the join and link machinery, which no subgraph serves. */
-function isMachinery(name: string): boolean {
-  return name.startsWith('join__') || name.startsWith('link__');
+function isMachinery(name: string, names: LinkNames): boolean {
+  return names.machineryPrefixes.some((prefix) => name.startsWith(prefix));
 }
 
 function directivesNamed(node: { directives?: readonly ConstDirectiveNode[] }, name: string): ConstDirectiveNode[] {
@@ -34,7 +35,8 @@ function directivesNamed(node: { directives?: readonly ConstDirectiveNode[] }, n
 }
 
 /**
- * Rebuilds every subgraph's schema from the supergraph (join spec v0.3+):
+ * Rebuilds every subgraph's schema from the supergraph (join spec v0.3+), reading the join directives
+ * under the names its `@link`s give them (`names`, decision 014; `join__type` and friends by default):
  * 1. a type belongs to the graphs its `@join__type`s name (every graph when it has none);
  *    an `@interfaceObject` interface is an object type in the graph that declares it so;
  * 2. a field belongs to the graphs its `@join__field`s name (every graph of its type when it has
@@ -47,7 +49,7 @@ function directivesNamed(node: { directives?: readonly ConstDirectiveNode[] }, n
  *    plans pass on with the client's fields; type-system directives other than `@deprecated` and
  *    `@specifiedBy` are left out.
  */
-export function extractSubgraphSchemas(supergraph: DocumentNode): Map<string, GraphQLSchema> {
+export function extractSubgraphSchemas(supergraph: DocumentNode, names: LinkNames = readLinkNames(supergraph)): Map<string, GraphQLSchema> {
   const graphs: string[] = [];
   const types: TypeDefinitionNode[] = [];
   const executable: DirectiveDefinitionNode[] = [];
@@ -55,7 +57,7 @@ export function extractSubgraphSchemas(supergraph: DocumentNode): Map<string, Gr
   let mutationName: string | undefined;
   let subscriptionName: string | undefined;
   for (const definition of supergraph.definitions) {
-    if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === 'join__Graph') {
+    if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === names.joinGraphEnum) {
       for (const value of definition.values ?? []) graphs.push(value.name.value);
     } else if (definition.kind === Kind.SCHEMA_DEFINITION) {
       for (const operation of definition.operationTypes) {
@@ -63,7 +65,7 @@ export function extractSubgraphSchemas(supergraph: DocumentNode): Map<string, Gr
         else if (operation.operation === 'mutation') mutationName = operation.type.name.value;
         else subscriptionName = operation.type.name.value;
       }
-    } else if (isTypeDefinition(definition) && !isMachinery(definition.name.value)) {
+    } else if (isTypeDefinition(definition) && !isMachinery(definition.name.value, names)) {
       types.push(definition);
     } else if (definition.kind === Kind.DIRECTIVE_DEFINITION && definition.locations.every((l) => EXECUTABLE_LOCATIONS.has(l.value))) {
       executable.push(definition);
@@ -72,7 +74,7 @@ export function extractSubgraphSchemas(supergraph: DocumentNode): Map<string, Gr
   if (!mutationName && types.some((t) => t.name.value === 'Mutation')) mutationName = 'Mutation';
   if (!subscriptionName && types.some((t) => t.name.value === 'Subscription')) subscriptionName = 'Subscription';
   const schemas = new Map<string, GraphQLSchema>();
-  for (const graph of graphs) schemas.set(graph, buildGraphSchema(graph, types, executable, { query: queryName, mutation: mutationName, subscription: subscriptionName }));
+  for (const graph of graphs) schemas.set(graph, buildGraphSchema(graph, names, types, executable, { query: queryName, mutation: mutationName, subscription: subscriptionName }));
   return schemas;
 }
 
@@ -87,8 +89,8 @@ function isTypeDefinition(definition: DefinitionNode): definition is TypeDefinit
   );
 }
 
-function inGraph(node: TypeDefinitionNode, graph: string): boolean {
-  const joins = directivesNamed(node, 'join__type');
+function inGraph(node: TypeDefinitionNode, graph: string, names: LinkNames): boolean {
+  const joins = directivesNamed(node, names.joinType);
   return joins.length === 0 || joins.some((d) => enumArgument(d, 'graph') === graph);
 }
 
@@ -110,15 +112,15 @@ const EXECUTABLE_LOCATIONS = new Set<string>([
   DirectiveLocation.VARIABLE_DEFINITION,
 ]);
 
-function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], executable: readonly DirectiveDefinitionNode[], roots: { query: string; mutation?: string; subscription?: string }): GraphQLSchema {
+function buildGraphSchema(graph: string, names: LinkNames, all: readonly TypeDefinitionNode[], executable: readonly DirectiveDefinitionNode[], roots: { query: string; mutation?: string; subscription?: string }): GraphQLSchema {
   const present = new Map<string, TypeDefinitionNode>();
-  for (const type of all) if (inGraph(type, graph)) present.set(type.name.value, type);
+  for (const type of all) if (inGraph(type, graph, names)) present.set(type.name.value, type);
   const has = (name: string) => present.has(name) || ['String', 'Int', 'Float', 'Boolean', 'ID'].includes(name);
   const entities: string[] = [];
   const definitions: DefinitionNode[] = [];
 
   const field = (node: FieldDefinitionNode, typeHasJoins: boolean): FieldDefinitionNode | undefined => {
-    const joins = directivesNamed(node, 'join__field');
+    const joins = directivesNamed(node, names.joinField);
     let type: TypeNode = node.type;
     if (joins.length > 0 || !typeHasJoins) {
       const own = joins.filter((d) => enumArgument(d, 'graph') === graph);
@@ -136,33 +138,33 @@ function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], exe
       definitions.push({ ...node, directives: keptDirectives(node) });
     } else if (node.kind === Kind.ENUM_TYPE_DEFINITION) {
       const values = node.values ?? [];
-      const joined = values.some((v) => directivesNamed(v, 'join__enumValue').length > 0);
-      const own = joined ? values.filter((v) => directivesNamed(v, 'join__enumValue').some((d) => enumArgument(d, 'graph') === graph)) : values;
+      const joined = values.some((v) => directivesNamed(v, names.joinEnumValue).length > 0);
+      const own = joined ? values.filter((v) => directivesNamed(v, names.joinEnumValue).some((d) => enumArgument(d, 'graph') === graph)) : values;
       definitions.push({ ...node, values: own.map((v): EnumValueDefinitionNode => ({ ...v, directives: keptDirectives(v) })), directives: [] });
     } else if (node.kind === Kind.INPUT_OBJECT_TYPE_DEFINITION) {
       const fields = (node.fields ?? []).filter((f) => {
-        const joins = directivesNamed(f, 'join__field');
+        const joins = directivesNamed(f, names.joinField);
         return (joins.length === 0 || joins.some((d) => enumArgument(d, 'graph') === graph)) && has(namedTypeOf(f.type));
       });
       definitions.push({ ...node, fields: fields.map(cleanInputValue), directives: [] });
     } else if (node.kind === Kind.UNION_TYPE_DEFINITION) {
-      const members = directivesNamed(node, 'join__unionMember');
+      const members = directivesNamed(node, names.joinUnionMember);
       const own = members.length > 0 ? members.filter((d) => enumArgument(d, 'graph') === graph).map((d) => stringArgument(d, 'member')!) : (node.types ?? []).map((t) => t.name.value);
-      const types = own.filter((member) => present.get(member)?.kind === Kind.OBJECT_TYPE_DEFINITION || isInterfaceObjectIn(present.get(member), graph));
+      const types = own.filter((member) => present.get(member)?.kind === Kind.OBJECT_TYPE_DEFINITION || isInterfaceObjectIn(present.get(member), graph, names));
       if (types.length > 0) definitions.push({ ...node, types: types.map(named), directives: [] });
       else present.delete(name);
     } else {
-      const joinType = directivesNamed(node, 'join__type').find((d) => enumArgument(d, 'graph') === graph);
+      const joinType = directivesNamed(node, names.joinType).find((d) => enumArgument(d, 'graph') === graph);
       if (joinType && stringArgument(joinType, 'key') !== undefined && node.kind === Kind.OBJECT_TYPE_DEFINITION) entities.push(name);
       const interfaceObject = joinType !== undefined && booleanArgument(joinType, 'isInterfaceObject') === true;
       if (interfaceObject && joinType && stringArgument(joinType, 'key') !== undefined) entities.push(name);
-      const typeHasJoins = directivesNamed(node, 'join__type').length > 0;
+      const typeHasJoins = directivesNamed(node, names.joinType).length > 0;
       const fields = (node.fields ?? []).map((f) => field(f, typeHasJoins)).filter((f): f is FieldDefinitionNode => f !== undefined);
-      const implementsJoins = directivesNamed(node, 'join__implements');
+      const implementsJoins = directivesNamed(node, names.joinImplements);
       const interfaces = interfaceObject
         ? []
         : (implementsJoins.length > 0 ? implementsJoins.filter((d) => enumArgument(d, 'graph') === graph).map((d) => stringArgument(d, 'interface')!) : (node.interfaces ?? []).map((i) => i.name.value)).filter(
-            (i) => present.get(i)?.kind === Kind.INTERFACE_TYPE_DEFINITION && !isInterfaceObjectIn(present.get(i), graph),
+            (i) => present.get(i)?.kind === Kind.INTERFACE_TYPE_DEFINITION && !isInterfaceObjectIn(present.get(i), graph, names),
           );
       if (fields.length === 0) continue;
       definitions.push({
@@ -196,8 +198,8 @@ function buildGraphSchema(graph: string, all: readonly TypeDefinitionNode[], exe
   return buildASTSchema({ kind: Kind.DOCUMENT, definitions } as DocumentNode, { assumeValid: true, assumeValidSDL: true });
 }
 
-function isInterfaceObjectIn(node: TypeDefinitionNode | undefined, graph: string): boolean {
-  return node !== undefined && directivesNamed(node, 'join__type').some((d) => enumArgument(d, 'graph') === graph && booleanArgument(d, 'isInterfaceObject') === true);
+function isInterfaceObjectIn(node: TypeDefinitionNode | undefined, graph: string, names: LinkNames): boolean {
+  return node !== undefined && directivesNamed(node, names.joinType).some((d) => enumArgument(d, 'graph') === graph && booleanArgument(d, 'isInterfaceObject') === true);
 }
 
 function named(name: string): NamedTypeNode {

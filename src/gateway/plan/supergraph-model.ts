@@ -97,11 +97,13 @@ export class SupergraphModel {
   /** Every progressive-override label of the supergraph. */
   readonly overrideLabels = new Set<string>();
   readonly #document: DocumentNode;
+  readonly #names: LinkNames;
   #subgraphSchemas?: Map<string, GraphQLSchema>;
 
   /** `names`: the join directives' names as the supergraph's `@link`s spell them (default: read from `document`). */
   constructor(document: DocumentNode, names: LinkNames = readLinkNames(document)) {
     this.#document = document;
+    this.#names = names;
     for (const definition of document.definitions) {
       if (definition.kind === Kind.ENUM_TYPE_DEFINITION && definition.name.value === names.joinGraphEnum) {
         for (const value of definition.values ?? []) {
@@ -170,7 +172,7 @@ export class SupergraphModel {
 
   /** Each subgraph's own schema, as the join directives describe it (built on first use). */
   subgraphSchema(graph: string): GraphQLSchema {
-    this.#subgraphSchemas ??= extractSubgraphSchemas(this.#document);
+    this.#subgraphSchemas ??= extractSubgraphSchemas(this.#document, this.#names);
     const schema = this.#subgraphSchemas.get(graph);
     if (!schema) throw new PlanUnsupported(`no subgraph ${graph} in the supergraph`);
     return schema;

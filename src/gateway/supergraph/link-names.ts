@@ -10,6 +10,11 @@ export interface LinkNames {
   joinType: string;
   joinField: string;
   joinGraph: string;
+  joinImplements: string;
+  joinUnionMember: string;
+  joinEnumValue: string;
+  /** Prefixes of the join and link specs' own types (`join__FieldSet`, `link__Import`), which no subgraph serves. */
+  machineryPrefixes: readonly string[];
   /** The `join__Graph` enum (a type: `as:` renames it, an import cannot). */
   joinGraphEnum: string;
   cost: string;
@@ -75,6 +80,10 @@ export function readLinkNames(document: DocumentNode): LinkNames {
     joinType: element('join', 'type', 'join__type', false),
     joinField: element('join', 'field', 'join__field', false),
     joinGraph: element('join', 'graph', 'join__graph', false),
+    joinImplements: element('join', 'implements', 'join__implements', false),
+    joinUnionMember: element('join', 'unionMember', 'join__unionMember', false),
+    joinEnumValue: element('join', 'enumValue', 'join__enumValue', false),
+    machineryPrefixes: [`${join}__`, `${links.get('link')?.namespace ?? 'link'}__`],
     joinGraphEnum: `${join}__Graph`,
     cost: element('cost', 'cost', 'cost'),
     listSize: element('cost', 'listSize', 'listSize'),
