@@ -1,4 +1,4 @@
-// One request's state: created once per GraphQL request (use-request-state.ts), read everywhere through requestStateOf().
+// One request's state: made by the first hook that asks (requestStateOf), started on the served graph by use-request-state.ts, read everywhere.
 import { setMaxListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { OperationDefinitionNode } from 'graphql';
