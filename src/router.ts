@@ -140,7 +140,7 @@ export function createRouter(deps: RouterDeps): Router {
   return createYoga({
     // The graph useRequestState pinned at the request's start: the request keeps this schema.
     schema: function currentSchema(context) {
-      return requestStateOf(context)!.graph.schema;
+      return requestStateOf(context).graph.schema;
     },
     graphqlEndpoint: '/graphql',
     // The body limit is use-hardening's (maxBodyBytes, smaller than yoga's 25 MB): with a

@@ -1,5 +1,5 @@
 // The in-process tier of the section cache: an LRU map bounded in (estimated) bytes rather than entries.
-import type { CachedSection } from './section-store.js';
+import type { CachedSection } from './cached-section.js';
 
 /**
  * What one entry is taken to cost, in bytes: key length + json length + the tags' lengths (when made) + 64.

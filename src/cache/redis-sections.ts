@@ -1,7 +1,7 @@
 // The shared tier of the section cache: sections in Redis, read within a time budget, written in the background, skipped while Redis fails.
 import type { Redis } from 'ioredis';
 import { expiresAt } from './memory-sections.js';
-import type { CachedSection } from './section-store.js';
+import type { CachedSection } from './cached-section.js';
 
 /**
  * First member of every header: a value written in another format decodes as an error (a miss), never

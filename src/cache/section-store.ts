@@ -1,28 +1,12 @@
 // The section cache's storage: this router's memory first, then Redis shared by every router when configured.
 import type { Redis } from 'ioredis';
 import { configDefaults } from '../config/schema.js';
+import type { CachedSection } from './cached-section.js';
 import { newFailFastRedisClient } from './redis-client.js';
 import { MemorySections, expiresAt, isFresh } from './memory-sections.js';
 import { RedisSections, type RedisBreakerOptions } from './redis-sections.js';
 
-export interface CachedSection {
-  /** The section's JSON text: parsed per hit by the caller, so nobody can change a cached value. */
-  json: string;
-  /** When its data was fetched: epoch ms on the storing router's clock. */
-  fetchedAt: number;
-  /** Fresh for this long after fetchedAt, in ms. */
-  maxAgeMs: number;
-  /** Then kept this much longer as a stale fallback (served only while the subgraph fails), in ms. */
-  staleMs: number;
-  /**
-   * Tags a purge can name: `s:<subgraph>`, `t:<Type>`, `e:<Type>:<canonical key>` (see tags.ts). Not
-   * stored: the reader makes them from the value, and only when a purge newer than the section asks
-   * (purge-index.ts); a copy in memory keeps them once made.
-   */
-  tags?: readonly string[];
-  /** The highest purge sequence number the storing router knew when the fetch began. */
-  purgeSeq: number;
-}
+export type { CachedSection };
 
 export interface SectionStore {
   /**

@@ -60,7 +60,7 @@ describe('the codes users see', () => {
 
   it.each(codes)('%s answers a refused HTTP request with its status and problem details', async (code) => {
     const [status, title] = EXPECTED[code];
-    const response = errorResponse({ Response } as unknown as FetchAPI, new Request('http://router/graphql', { headers: { accept: 'application/graphql-response+json' } }), code, 'why', { 'retry-after': '1' });
+    const response = errorResponse({ Response } as unknown as FetchAPI, new Request('http://router/graphql', { headers: { accept: 'application/graphql-response+json' } }), {}, code, 'why', { 'retry-after': '1' });
     expect(response.status).toBe(status);
     expect(response.headers.get('content-type')).toBe('application/graphql-response+json; charset=utf-8');
     expect(response.headers.get('retry-after')).toBe('1');

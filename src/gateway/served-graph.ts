@@ -2,6 +2,7 @@
 import type { GraphQLSchema } from 'graphql';
 import type { RouteMetadata } from '../registry/route.js';
 import type { SubgraphEndpoint } from './gateway-schema.js';
+import type { QueryPlan } from './plan/plan-types.js';
 import type { QueryPlanner } from './plan/query-planner.js';
 import type { Supergraph } from './supergraph/supergraph.js';
 
@@ -19,6 +20,17 @@ export interface ServedGraph {
   /** Where it came from: `registry` or the supergraph file's path. */
   readonly source: string;
   readonly loadedAt: Date;
+}
+
+// What the gateway keeps on a request's state (src/request/request-state.ts, decisions 011 and 025): the
+// request layer sits below the gateway and cannot name these types, so their owner adds the fields.
+declare module '../request/request-state.js' {
+  interface RequestState {
+    /** The graph the request started on (`start()`, when the request is parsed): its schema serves the request, whatever swap happens meanwhile. */
+    graph: ServedGraph;
+    /** The query plan the request runs, when use-cost-limit looked it up (it charges subgraphs by its fetches); use-query-plans reuses it. */
+    plan: QueryPlan | undefined;
+  }
 }
 
 export type SwapListener = (graph: ServedGraph | undefined) => void;

@@ -115,16 +115,17 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
 
   return async function executeOnSubgraph(request: ExecutionRequest): Promise<ExecutionResult> {
     const state = requestStateOf(request.context);
-    const skipped = state?.skipped?.get(name);
+    const skipped = state.skipped?.get(name);
     if (skipped) return failureResult(request, (path) => clientError(skipped.code, skipped.message, { subgraph: name, path }));
-    if (state) (state.subgraphsCalled ??= new Set()).add(name);
+    (state.subgraphsCalled ??= new Set()).add(name);
     const call: SubgraphCall = {
       subgraph: name,
       request,
       isQuery: request.operationType !== 'mutation',
       // The client's disconnect aborts every call of its request, whatever the resilience switch.
-      signal: state ? state.signal : (request.signal ?? new AbortController().signal),
-      deadlineAt: state?.deadlineAt ?? performance.now() + defaultDeadlineMs,
+      // A call the router did not start (a tool, a test) is cancelled by its own signal, if any.
+      signal: state.started ? state.signal : (request.signal ?? new AbortController().signal),
+      deadlineAt: state.deadlineAt ?? performance.now() + defaultDeadlineMs,
       attempt: 'first',
     };
     try {

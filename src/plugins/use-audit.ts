@@ -1,29 +1,15 @@
 // One audit row per GraphQL request, recorded off the request path (the writer batches and never blocks).
 import { createHash, randomUUID } from 'node:crypto';
-import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import type { Plugin } from 'graphql-yoga';
 import { BoundedMap } from '../cache/bounded-map.js';
 import type { AuditWriter } from '../registry/audit-writer.js';
-import { requestStateOf, type RequestState } from '../request/request-state.js';
-import { answerOutcome, requestTelemetryOf } from '../telemetry/request-telemetry.js';
-import { refusalCodeOf } from './http-error-response.js';
+import { requestStateOf } from '../request/request-state.js';
+import { answerOutcome } from '../telemetry/request-telemetry.js';
 
 export interface AuditOptions {
   writer: AuditWriter;
   /** Path of the GraphQL endpoint; other paths (metrics, health) are not audited. Default `/graphql`. */
   endpoint?: string;
-}
-
-interface Pending {
-  at: Date;
-  started: number;
-  requestId: string;
-  traceId: string | null;
-  operationName: string | null;
-  operationHash: string | null;
-  /** The request's state, once it executes (caller, subgraphs called). */
-  state?: RequestState;
-  subject: string | null;
-  client: string | null;
 }
 
 /**
@@ -39,12 +25,12 @@ const HASHED_DOCUMENTS = 1024;
  * 3. When the response goes out: status, duration, the subgraphs called, and the error codes and
  *    completeness the telemetry plugin read (`answerOutcome` of request-telemetry.ts, shared with the access line), then
  *    `writer.record()`, which only pushes into a bounded buffer: no request waits for the database.
- * Requests refused before execution (401, 413, 400) are audited too.
+ * Requests refused before execution (401, 413, 400) are audited too. The row being gathered lives in
+ * the request's state (`audit`).
  */
 export function useAudit(options: AuditOptions): Plugin {
   const { writer } = options;
   const endpoint = options.endpoint ?? '/graphql';
-  const pending = new WeakMap<Request, Pending>();
   // Clients send the same few documents again and again: hash each once.
   const hashes = new BoundedMap<string, string>(HASHED_DOCUMENTS);
   function hashOf(query: string): string {
@@ -56,10 +42,11 @@ export function useAudit(options: AuditOptions): Plugin {
     return hash;
   }
   return {
-    onRequest({ request, url }) {
+    onRequest({ request, url, serverContext }) {
       if (url.pathname !== endpoint) return;
-      const telemetry = requestTelemetryOf(request);
-      pending.set(request, {
+      const state = requestStateOf(serverContext);
+      const telemetry = state.telemetry;
+      state.audit = {
         at: new Date(),
         started: performance.now(),
         requestId: telemetry?.requestId ?? randomUUID(),
@@ -68,32 +55,32 @@ export function useAudit(options: AuditOptions): Plugin {
         operationHash: null,
         subject: null,
         client: request.headers.get('x-client-name')?.slice(0, 128) ?? null,
-      });
+      };
     },
-    onParams({ request, params }) {
-      const entry = pending.get(request);
+    onParams({ context, params }) {
+      const entry = requestStateOf(context).audit;
       if (!entry) return;
       // use-request-validation has refused parameters of the wrong type already; this stays safe without it.
       if (typeof params.query === 'string' && params.query) entry.operationHash = hashOf(params.query);
       entry.operationName = typeof params.operationName === 'string' ? params.operationName : null;
     },
     onExecute({ args }) {
-      const request = (args.contextValue as Partial<YogaInitialContext>).request;
-      const entry = request && pending.get(request);
+      const state = requestStateOf(args.contextValue);
+      const entry = state.audit;
       if (!entry) return;
-      const state = (entry.state = requestStateOf(args.contextValue));
-      entry.operationName ??= state?.operationName ?? null;
-      const principal = state?.principal;
+      entry.operationName ??= state.operationName ?? null;
+      const principal = state.principal;
       if (principal) {
         entry.subject = principal.subject;
         entry.client = principal.clientId ?? entry.client;
       }
     },
-    onResponse({ request, response }) {
-      const entry = pending.get(request);
+    onResponse({ serverContext, response }) {
+      const state = requestStateOf(serverContext);
+      const entry = state.audit;
       if (!entry) return;
-      pending.delete(request);
-      const { errorCodes, complete } = answerOutcome(requestTelemetryOf(request), response.status, refusalCodeOf(response));
+      state.audit = undefined;
+      const { errorCodes, complete } = answerOutcome(state.telemetry, response.status, state.refusal);
       writer.record({
         at: entry.at,
         requestId: entry.requestId,
@@ -102,7 +89,7 @@ export function useAudit(options: AuditOptions): Plugin {
         subject: entry.subject,
         operationName: entry.operationName,
         operationHash: entry.operationHash,
-        subgraphs: [...(entry.state?.subgraphsCalled ?? [])],
+        subgraphs: [...(state.subgraphsCalled ?? [])],
         status: response.status,
         durationMs: performance.now() - entry.started,
         errorCodes,

@@ -61,35 +61,35 @@ export function useAuthentication(options: AuthenticationOptions): Plugin {
     if (result.ok) verified.set(token, result.principal);
     return result;
   }
-  function refuse(result: AuthFailure, request: Request, endResponse: (response: Response) => void, fetchAPI: FetchAPI): void {
+  function refuse(result: AuthFailure, request: Request, context: unknown, endResponse: (response: Response) => void, fetchAPI: FetchAPI): void {
     metrics?.authFailures.inc({ reason: result.code === 'AUTH_UNAVAILABLE' ? 'unavailable' : 'invalid' });
     if (result.code === 'AUTH_UNAVAILABLE') {
-      endResponse(errorResponse(fetchAPI, request, 'AUTH_UNAVAILABLE', `Cannot check the token now: ${result.reason}.`, { 'retry-after': '5' }));
+      endResponse(errorResponse(fetchAPI, request, context, 'AUTH_UNAVAILABLE', `Cannot check the token now: ${result.reason}.`, { 'retry-after': '5' }));
       return;
     }
-    endResponse(errorResponse(fetchAPI, request, 'UNAUTHENTICATED', `Invalid token: ${result.reason}.`, { 'www-authenticate': wwwAuthenticate(result) ?? 'Bearer realm="switchyard"' }));
+    endResponse(errorResponse(fetchAPI, request, context, 'UNAUTHENTICATED', `Invalid token: ${result.reason}.`, { 'www-authenticate': wwwAuthenticate(result) ?? 'Bearer realm="switchyard"' }));
   }
   return {
     // Synchronous unless the token must be verified: yoga then stays on its synchronous path for a
     // client whose token was seen before, instead of chaining a promise through every later hook.
     onRequestParse({ request, serverContext, endResponse, fetchAPI }): void | Promise<void> {
       const bearer = extractBearer(request.headers.get('authorization'));
-      if (!bearer.ok) return refuse(bearer, request, endResponse, fetchAPI);
+      if (!bearer.ok) return refuse(bearer, request, serverContext, endResponse, fetchAPI);
       if (bearer.token === undefined) {
         if (options.mode === 'optional') return;
         metrics?.authFailures.inc({ reason: 'missing' });
-        endResponse(errorResponse(fetchAPI, request, 'UNAUTHENTICATED', 'Authentication required: send a bearer token.', { 'www-authenticate': wwwAuthenticate(undefined) ?? 'Bearer realm="switchyard"' }));
+        endResponse(errorResponse(fetchAPI, request, serverContext, 'UNAUTHENTICATED', 'Authentication required: send a bearer token.', { 'www-authenticate': wwwAuthenticate(undefined) ?? 'Bearer realm="switchyard"' }));
         return;
       }
       const state = requestStateOf(serverContext);
       const known = remembered(bearer.token);
       if (known) {
-        if (state) state.principal = known;
+        state.principal = known;
         return;
       }
       return verify(bearer.token).then((result) => {
-        if (!result.ok) refuse(result, request, endResponse, fetchAPI);
-        else if (state) state.principal = result.principal;
+        if (!result.ok) refuse(result, request, serverContext, endResponse, fetchAPI);
+        else state.principal = result.principal;
       });
     },
   };

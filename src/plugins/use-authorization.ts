@@ -25,7 +25,6 @@ export function useAuthorization(options: AuthorizationOptions): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
-      if (!state) return;
       const requirements = state.graph.supergraph.requirements;
       const principal = state.principal;
       const decision = authorizer.decide(args.schema, requirements, args.document, args.operationName, principalsOf(principal));

@@ -65,10 +65,10 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
               code: typeof extensions.code === 'string' ? extensions.code : 'INTERNAL_SERVER_ERROR',
             });
           }
-          for (const stale of state?.stale ?? []) missing.push({ subgraph: stale.subgraph, code: 'STALE', ageMs: stale.ageMs });
+          for (const stale of state.stale ?? []) missing.push({ subgraph: stale.subgraph, code: 'STALE', ageMs: stale.ageMs });
           const complete = missing.length === 0 && !errors?.length;
           const headers: Record<string, string> = { 'switchyard-completed': String(complete) };
-          headers['cache-control'] = complete ? cacheControlOf(state?.cache) : 'no-store';
+          headers['cache-control'] = complete ? cacheControlOf(state.cache) : 'no-store';
           let status: number | undefined;
           // A subgraph that answered with its own GraphQL error keeps 200: it answered.
           const lost = result.data === null ? errors?.filter(isUnanswered) : undefined;
@@ -76,7 +76,7 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
             status = lost.some((e) => TIMEOUT_CODES.has(String(e.extensions?.code))) ? 504 : 502;
           }
           if (!complete && metrics) {
-            const name = args.operationName ?? state?.operationName;
+            const name = args.operationName ?? state.operationName;
             metrics.partialResponses.inc({ operation: (options.operationLabel ?? metrics.operationLabel)(name) });
             for (const section of missing) metrics.missingSections.inc({ subgraph: section.subgraph ?? '(router)', code: section.code });
           }

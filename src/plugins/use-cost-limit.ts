@@ -92,7 +92,7 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
-      const operation = state?.operation;
+      const operation = state.operation;
       if (!operation || operation.operation === 'subscription') return;
       const served = state.graph;
       const name = state.operationName;

@@ -22,7 +22,6 @@ export function useDeadline(options: DeadlineOptions): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
-      if (!state) return;
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
       const operationName = args.operationName ?? state.operationName;
       let deadlineMs = options.policies.resolve(operationName).deadlineMs ?? options.defaultDeadlineMs;

@@ -1,5 +1,6 @@
 // Prometheus endpoint and per-request metrics: requests by operation and status, request latency.
 import type { Plugin } from 'graphql-yoga';
+import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 
 export interface MetricsOptions {
@@ -8,16 +9,9 @@ export interface MetricsOptions {
   endpoint?: string;
 }
 
-interface RequestRecord {
-  started: number;
-  operationName: string | null | undefined;
-}
-
 export function useMetrics(options: MetricsOptions): Plugin {
   const { metrics } = options;
   const endpoint = options.endpoint ?? '/metrics';
-  // Keyed by the request object: no per-request state outlives its request.
-  const records = new WeakMap<Request, RequestRecord>();
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (url.pathname === endpoint && request.method === 'GET') {
@@ -28,15 +22,16 @@ export function useMetrics(options: MetricsOptions): Plugin {
       }
       return undefined;
     },
-    onRequestParse({ request }) {
-      records.set(request, { started: performance.now(), operationName: undefined });
+    // The record lives in the request's state (`metrics`): nothing per request outlives its request.
+    onRequestParse({ serverContext }) {
+      requestStateOf(serverContext).metrics = { started: performance.now(), operationName: undefined };
     },
-    onParams({ request, params }) {
-      const record = records.get(request);
+    onParams({ context, params }) {
+      const record = requestStateOf(context).metrics;
       if (record) record.operationName = params.operationName ?? operationNameOf(params.query);
     },
-    onResponse({ request, response }) {
-      const record = records.get(request);
+    onResponse({ serverContext, response }) {
+      const record = requestStateOf(serverContext).metrics;
       if (!record) return;
       const operation = metrics.operationLabel(record.operationName);
       metrics.requests.inc({ operation, status: String(response.status) });

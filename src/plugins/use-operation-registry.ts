@@ -54,7 +54,7 @@ export function useOperationRegistry(options: OperationRegistryOptions): Plugin 
       if (!operation) return;
       const { text, hash } = normalise(args.document);
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
-      const tokenClient = requestStateOf(args.contextValue)?.principal?.clientId;
+      const tokenClient = requestStateOf(args.contextValue).principal?.clientId;
       recorder.record({
         hash,
         normalised: text,

@@ -23,7 +23,7 @@ export function useQueryPlans(options: QueryPlansOptions): Plugin {
     onExecute({ args, setExecuteFn }) {
       // The graph the request started on (its schema is args.schema), whatever swap happened since.
       const state = requestStateOf(args.contextValue);
-      const planner = state?.graph.planner;
+      const planner = state.graph.planner;
       // use-cost-limit may have looked the plan up already (same graph, document and decision).
       const plan = planner && state.graph.schema === args.schema ? (state.plan ?? planner.planFor(args.document, args.operationName, state.decision?.denied)) : undefined;
       if (!plan) {

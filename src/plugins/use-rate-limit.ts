@@ -14,8 +14,8 @@ export interface RateLimitOptions {
 }
 
 /** Who pays: the token's client id, else its subject, else the client's address. */
-function clientKeyOf(context: Record<string, any>, state: RequestState | undefined = requestStateOf(context)): string {
-  const principal = state?.principal;
+function clientKeyOf(context: Record<string, any>, state: RequestState = requestStateOf(context)): string {
+  const principal = state.principal;
   if (principal?.clientId) return `client:${principal.clientId}`;
   if (principal?.subject && principal.subject !== 'anonymous') return `sub:${principal.subject}`;
   const address = context.req?.socket?.remoteAddress as string | undefined;
@@ -37,13 +37,13 @@ export function useRateLimit(options: RateLimitOptions): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
-      const name = state?.operationName;
+      const name = state.operationName;
       const limits = policies.resolve(name);
       const rate = limits.costRatePerSecond;
       if (!rate) return;
       const burst = limits.costBurst ?? rate * 10;
       // The estimate use-cost-limit (before this plugin) left in the request state.
-      const cost = state?.cost?.total ?? 1;
+      const cost = state.cost?.total ?? 1;
       const key = `${clientKeyOf(args.contextValue as Record<string, any>, state)}|${policies.hasOwn(name) ? name : DEFAULT_POLICY}`;
       const refuseWhenEmpty = (draw: BucketDraw) => {
         if (draw.admitted) return;

@@ -3,12 +3,12 @@ import type { ServerResponse } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphHolder } from '../gateway/served-graph.js';
 import { analyseOperation } from '../request/operation-analysis.js';
-import { attachRequestState, RequestState, requestStateOf } from '../request/request-state.js';
+import { requestStateOf } from '../request/request-state.js';
 import { errorResponse } from './http-error-response.js';
 
 /**
  * 1. Before the body is parsed: no composed graph, 503 SCHEMA_NOT_READY; otherwise the request's
- *    state (request-state.ts) is created on the graph served now and joins the context. The schema
+ *    state (request-state.ts; made by the first hook that asked for it) starts on the graph served now. The schema
  *    factory (router.ts) reads the graph from it, so the schema and every plugin agree on the graph
  *    whatever swap happens while the request runs.
  * 2. At execution start: the operation that runs and its name, read once for every plugin after it
@@ -20,15 +20,14 @@ export function useRequestState(graph: GraphHolder): Plugin {
     onRequestParse({ request, serverContext, endResponse, fetchAPI }) {
       const served = graph.current;
       if (!served) {
-        endResponse(errorResponse(fetchAPI, request, 'SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', { 'retry-after': '1' }));
+        endResponse(errorResponse(fetchAPI, request, serverContext, 'SCHEMA_NOT_READY', 'No graph is being served yet: publish a subgraph or fix the composition.', { 'retry-after': '1' }));
         return;
       }
       const context = serverContext as { res?: ServerResponse };
-      attachRequestState(context, new RequestState(served, request, context.res));
+      requestStateOf(context).start(served, request, context.res);
     },
     onExecute({ args }) {
       const state = requestStateOf(args.contextValue);
-      if (!state) return;
       state.operation = analyseOperation(args.document, args.operationName).operation;
       state.operationName = state.operation?.name?.value;
     },

@@ -40,13 +40,13 @@ export interface RequestValidationOptions {
 export function useRequestValidation(options: RequestValidationOptions = {}): Plugin {
   const maxJsonDepth = options.maxJsonDepth ?? configSchema.shape.maxJsonDepth.parse(undefined);
   return {
-    onRequestParse({ request, url, requestParser, setRequestParser, fetchAPI }) {
+    onRequestParse({ request, url, serverContext, requestParser, setRequestParser, fetchAPI }) {
       // Every refusal here happens when the parser runs, after every plugin's onRequestParse (metrics
       // start their clock there, CSRF prevention refuses there first) and before anything executes.
       if (!resultMediaType(request.headers.get('accept'))) {
         // Yoga would execute first and then answer 406 with an empty body; this refuses before, with errors.
         setRequestParser(function refuseUnacceptable() {
-          return errorResponse(fetchAPI, request, 'NOT_ACCEPTABLE', notAcceptableMessage);
+          return errorResponse(fetchAPI, request, serverContext, 'NOT_ACCEPTABLE', notAcceptableMessage);
         });
         return;
       }
@@ -72,12 +72,12 @@ export function useRequestValidation(options: RequestValidationOptions = {}): Pl
       }
       setRequestParser(unreadableAsBadRequest(parse));
     },
-    onResultProcess({ request, resultProcessor, setResultProcessor }) {
+    onResultProcess({ request, serverContext, resultProcessor, setResultProcessor }) {
       // A refusal before the parser (a method yoga refuses) meets yoga's result processors with the
       // same Accept header, which find none and answer 406 with an empty body: answer it with errors.
       if (resultProcessor) return;
       setResultProcessor(function refuseUnacceptableResult(_result, fetchAPI) {
-        return errorResponse(fetchAPI, request, 'NOT_ACCEPTABLE', notAcceptableMessage);
+        return errorResponse(fetchAPI, request, serverContext, 'NOT_ACCEPTABLE', notAcceptableMessage);
       }, 'application/json');
     },
     onParams({ params }) {

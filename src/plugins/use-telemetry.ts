@@ -1,14 +1,13 @@
 // Request identity, the request's trace (server span, GraphQL phases) and one access log line per request.
 import { randomFillSync, randomUUID } from 'node:crypto';
-import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
 import type { ExecutionResult } from 'graphql';
-import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import type { Plugin } from 'graphql-yoga';
 import { executingOperation } from '../request/operation-analysis.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
-import { refusalCodeOf } from './http-error-response.js';
 import type { Logger } from '../telemetry/logger.js';
-import { answerOutcome, attachRequestTelemetry, linkRequestTelemetry, requestTelemetryOf, type RequestTelemetry } from '../telemetry/request-telemetry.js';
+import { answerOutcome, type RequestTelemetry } from '../telemetry/request-telemetry.js';
 import { extractTraceContext, SPAN_ATTRIBUTE, type Tracing } from '../telemetry/tracing.js';
 
 export interface TelemetryOptions {
@@ -31,13 +30,6 @@ function validTraceparent(value: string): string | null {
   return match[2]!;
 }
 
-/** What the access line needs beyond the shared telemetry. */
-interface AccessRecord {
-  telemetry: RequestTelemetry;
-  /** The request's state, once it executes (its subgraphs called). */
-  state?: RequestState;
-}
-
 /**
  * Runs first on the GraphQL endpoint:
  * 1. Request id (the client's `x-request-id` when sane, else a UUID; echoed as `x-request-id`).
@@ -48,53 +40,23 @@ interface AccessRecord {
  *    `traceparent` and the access line and audit row its trace id.
  * 3. When the response leaves: the span ends with the status, and one JSON access line is logged
  *    with request id, trace id, operation, status, duration, subgraphs called, completeness.
+ * What it learns of the request lives in the request's state (`telemetry`), where the audit and the
+ * subgraph attempts read it too.
  */
 export function useTelemetry(options: TelemetryOptions): Plugin[] {
   const { logger, tracing } = options;
   const endpoint = options.endpoint ?? '/graphql';
   const tracer = tracing?.tracer;
-  const records = new WeakMap<Request, AccessRecord>();
   const accessLog = logger.isLevelEnabled('info');
 
   const identity: Plugin = {
-    onRequest({ request, url }) {
+    onRequest({ request, url, serverContext }) {
       if (url.pathname !== endpoint) return;
-      const incoming = request.headers.get('x-request-id');
-      const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-      let telemetry: RequestTelemetry;
-      if (tracer) {
-        const parent = extractTraceContext(request.headers);
-        const span = tracer.startSpan(
-          `${request.method} ${url.pathname}`,
-          { kind: SpanKind.SERVER, attributes: { [SPAN_ATTRIBUTE.httpMethod]: request.method, [SPAN_ATTRIBUTE.urlPath]: url.pathname, [SPAN_ATTRIBUTE.requestId]: requestId } },
-          parent,
-        );
-        telemetry = { requestId, traceId: span.spanContext().traceId, span, traceContext: trace.setSpan(parent, span), operationName: null, started: performance.now() };
-      } else {
-        const traceparent = request.headers.get('traceparent');
-        const match = traceparent ? validTraceparent(traceparent) : null;
-        let forwarded: Record<string, string>;
-        let traceId: string;
-        if (match) {
-          forwarded = { traceparent: traceparent! };
-          const tracestate = request.headers.get('tracestate');
-          if (tracestate) forwarded.tracestate = tracestate;
-          traceId = match;
-        } else {
-          // W3C Trace Context §3.2: no (valid) traceparent, so this router starts the trace. Nothing is
-          // recorded, so the sampled flag is off; subgraphs, logs and the audit row still share the id.
-          const ids = traceIdsHex();
-          traceId = ids.slice(0, 32);
-          forwarded = { traceparent: `00-${traceId}-${ids.slice(32)}-00` };
-        }
-        telemetry = { requestId, traceId, forwardedTraceHeaders: forwarded, operationName: null, started: performance.now() };
-      }
-      attachRequestTelemetry(request, telemetry);
-      records.set(request, { telemetry });
+      requestStateOf(serverContext).telemetry = startRequestTelemetry(request, url, tracer);
     },
-    onParams({ request, params }) {
-      const record = records.get(request);
-      if (record && params.operationName) record.telemetry.operationName = params.operationName;
+    onParams({ context, params }) {
+      const telemetry = requestStateOf(context).telemetry;
+      if (telemetry && params.operationName) telemetry.operationName = params.operationName;
     },
     onParse: tracer
       ? ({ context }) => {
@@ -109,12 +71,8 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
         }
       : undefined,
     onExecute({ args }) {
-      const request = (args.contextValue as Partial<YogaInitialContext>).request;
-      const record = request && records.get(request);
-      if (!record) return;
-      const { telemetry } = record;
-      record.state = requestStateOf(args.contextValue);
-      linkRequestTelemetry(args.contextValue as object, telemetry);
+      const telemetry = requestStateOf(args.contextValue).telemetry;
+      if (!telemetry) return;
       const operation = executingOperation(args.contextValue, args.document, args.operationName);
       telemetry.operationName ??= operation?.name?.value ?? null;
       if (telemetry.span && telemetry.traceContext) {
@@ -124,51 +82,23 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
         setCurrentOtelContext(args.contextValue, telemetry.traceContext);
       }
     },
-    onExecutionResult({ request, result }) {
-      const record = records.get(request);
-      if (!record || Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
-      const single = result as ExecutionResult;
-      record.telemetry.errorCodes = single.errors?.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
-      const completeness = single.extensions?.completeness as { complete?: boolean } | undefined;
-      record.telemetry.complete = completeness?.complete ?? !single.errors?.length;
+    onExecutionResult({ context, result }) {
+      const telemetry = requestStateOf(context).telemetry;
+      if (telemetry) noteResult(telemetry, result);
     },
-    onResponse({ request, response }) {
-      const record = records.get(request);
-      if (!record) return;
-      records.delete(request);
-      const { telemetry } = record;
+    onResponse({ request, response, serverContext }) {
+      const state = requestStateOf(serverContext);
+      const telemetry = state.telemetry;
+      if (!telemetry) return;
       response.headers.set('x-request-id', telemetry.requestId);
-      const status = response.status;
-      const { errorCodes, complete } = answerOutcome(telemetry, status, refusalCodeOf(response));
-      const span = telemetry.span;
-      if (span) {
-        span.setAttribute(SPAN_ATTRIBUTE.httpStatus, status);
-        span.setAttribute(SPAN_ATTRIBUTE.complete, complete);
-        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
-        span.end();
-      }
-      if (accessLog) {
-        logger.info(
-          {
-            requestId: telemetry.requestId,
-            traceId: telemetry.traceId,
-            method: request.method,
-            operation: telemetry.operationName,
-            status,
-            durationMs: Math.round((performance.now() - telemetry.started) * 10) / 10,
-            subgraphs: [...(record.state?.subgraphsCalled ?? [])],
-            complete,
-            errorCodes: errorCodes.length ? [...new Set(errorCodes)] : undefined,
-          },
-          'request',
-        );
-      }
+      const outcome = answerOutcome(telemetry, response.status, state.refusal);
+      if (telemetry.span) endRequestSpan(telemetry.span, response.status, outcome.complete);
+      if (accessLog) logger.info(accessLine(request, response.status, state, telemetry, outcome), 'request');
     },
   };
 
   function phaseSpan(context: unknown, name: string): Span | undefined {
-    const request = (context as Partial<YogaInitialContext>).request;
-    const telemetry = request && requestTelemetryOf(request);
+    const telemetry = requestStateOf(context).telemetry;
     if (!tracer || !telemetry?.traceContext) return undefined;
     return tracer.startSpan(name, { kind: SpanKind.INTERNAL }, telemetry.traceContext);
   }
@@ -178,6 +108,65 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
   // request to look for inline values, which could be personal data), variables or results.
   const execution = useOpenTelemetry({ resolvers: false, document: false, variables: false, result: false }, tracingProviderOf(tracing), SpanKind.INTERNAL, {}, 'switchyard') as Plugin;
   return [identity, execution];
+}
+
+/** Step 1 and 2: the request's id and trace, and with tracing on its SERVER span. */
+function startRequestTelemetry(request: Request, url: URL, tracer: Tracer | undefined): RequestTelemetry {
+  const incoming = request.headers.get('x-request-id');
+  const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  if (!tracer) return { requestId, ...forwardedTrace(request.headers), operationName: null, started: performance.now() };
+  const parent = extractTraceContext(request.headers);
+  const span = tracer.startSpan(
+    `${request.method} ${url.pathname}`,
+    { kind: SpanKind.SERVER, attributes: { [SPAN_ATTRIBUTE.httpMethod]: request.method, [SPAN_ATTRIBUTE.urlPath]: url.pathname, [SPAN_ATTRIBUTE.requestId]: requestId } },
+    parent,
+  );
+  return { requestId, traceId: span.spanContext().traceId, span, traceContext: trace.setSpan(parent, span), operationName: null, started: performance.now() };
+}
+
+/** Tracing off: the caller's valid trace headers, forwarded unchanged, or a new trace for this request. */
+function forwardedTrace(headers: Headers): { traceId: string; forwardedTraceHeaders: Record<string, string> } {
+  const traceparent = headers.get('traceparent');
+  const traceId = traceparent ? validTraceparent(traceparent) : null;
+  if (traceparent && traceId) {
+    const tracestate = headers.get('tracestate');
+    return { traceId, forwardedTraceHeaders: tracestate ? { traceparent, tracestate } : { traceparent } };
+  }
+  // W3C Trace Context §3.2: no (valid) traceparent, so this router starts the trace. Nothing is
+  // recorded, so the sampled flag is off; subgraphs, logs and the audit row still share the id.
+  const ids = traceIdsHex();
+  return { traceId: ids.slice(0, 32), forwardedTraceHeaders: { traceparent: `00-${ids.slice(0, 32)}-${ids.slice(32)}-00` } };
+}
+
+/** The error codes and completeness of a single GraphQL result (a stream or batch is left alone). */
+function noteResult(telemetry: RequestTelemetry, result: unknown): void {
+  if (Array.isArray(result) || !result || typeof result !== 'object' || Symbol.asyncIterator in result) return;
+  const single = result as ExecutionResult;
+  telemetry.errorCodes = single.errors?.map((e) => String(e.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
+  const completeness = single.extensions?.completeness as { complete?: boolean } | undefined;
+  telemetry.complete = completeness?.complete ?? !single.errors?.length;
+}
+
+function endRequestSpan(span: Span, status: number, complete: boolean): void {
+  span.setAttribute(SPAN_ATTRIBUTE.httpStatus, status);
+  span.setAttribute(SPAN_ATTRIBUTE.complete, complete);
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
+  span.end();
+}
+
+/** Step 3: the access line's fields. */
+function accessLine(request: Request, status: number, state: RequestState, telemetry: RequestTelemetry, outcome: { errorCodes: string[]; complete: boolean }) {
+  return {
+    requestId: telemetry.requestId,
+    traceId: telemetry.traceId,
+    method: request.method,
+    operation: telemetry.operationName,
+    status,
+    durationMs: Math.round((performance.now() - telemetry.started) * 10) / 10,
+    subgraphs: [...(state.subgraphsCalled ?? [])],
+    complete: outcome.complete,
+    errorCodes: outcome.errorCodes.length ? [...new Set(outcome.errorCodes)] : undefined,
+  };
 }
 
 function endPhase(span: Span, error: string | undefined): void {

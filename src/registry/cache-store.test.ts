@@ -1,6 +1,6 @@
 // Unit tests of the cache rules and purge log, on the embedded database or TEST_DATABASE_URL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
+import { createTestStore, openMigrated, TEST_DATABASE_URL, type TestStore } from '../../test/helpers/database.js';
 import type { Database, Queryable } from './database.js';
 import {
   canonicalEntityKey,
@@ -238,6 +238,9 @@ describe('cache store', () => {
       await expect(listPurgesSince(db, -1, { maxAgeSeconds: 60 })).rejects.toBeInstanceOf(InvalidCacheRuleError);
     });
 
+    /** Purge statements of this database waiting for an advisory lock (PostgreSQL only). */
+    const WAITING_PURGES = "select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event = 'advisory' and query like '%insert into cache_purges%'";
+
     it('a purge that commits later never gets the smaller seq: writers wait for the one in progress', async () => {
       const other = await store.open();
       try {
@@ -251,7 +254,20 @@ describe('cache store', () => {
         await expect.poll(() => firstSeq, { timeout: 5_000 }).toBeGreaterThan(0);
         let secondDone = false;
         const second = recordPurge(other, { typeName: 'Product', entityKey: { id: 'second' } }).then((seq) => ((secondDone = true), seq));
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        if (TEST_DATABASE_URL) {
+          // PostgreSQL: the second statement is seen waiting for the purge lock the first holds (an
+          // observed wait, not a pause). PGlite is one session whose socket server keeps a transaction's
+          // statements together (embedded-server.ts), so there the second waits for the commit by
+          // construction, and no third connection could ask meanwhile.
+          const watcher = await store.open();
+          try {
+            await expect
+              .poll(async () => (await watcher.query<{ waiting: number }>(WAITING_PURGES)).rows[0].waiting, { timeout: 5_000 })
+              .toBeGreaterThan(0);
+          } finally {
+            await watcher.close();
+          }
+        }
         // Still waiting for the first to commit: seqs become visible in the order they were drawn.
         expect(secondDone).toBe(false);
         release();

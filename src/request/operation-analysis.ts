@@ -257,11 +257,11 @@ export function analyseOperation(document: DocumentNode, operationName?: string 
 
 /**
  * The operation a request executes: read once by use-request-state for every plugin after it, or,
- * where no request state exists (a plugin used outside the router), from the memoised analysis.
+ * for a request the router did not start (a plugin used outside it), from the memoised analysis.
  */
 export function executingOperation(context: unknown, document: DocumentNode, operationName?: string | null): OperationDefinitionNode | undefined {
   const state = requestStateOf(context);
-  return state ? state.operation : analyseOperation(document, operationName).operation;
+  return state.started ? state.operation : analyseOperation(document, operationName).operation;
 }
 
 /** The walk of CollectFields (3), with conditions recorded instead of evaluated. */

@@ -1,14 +1,14 @@
-// One request's state: created once per GraphQL request (use-request-state.ts), read everywhere through requestStateOf().
+// One request's state: made by the first hook that asks (requestStateOf), started on the served graph by use-request-state.ts, read everywhere.
 import { setMaxListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import type { OperationDefinitionNode } from 'graphql';
-// Types only, erased at build: the state carries values the layers above own, never their code
-// (see docs/decisions/011-one-request-state.md).
-import type { QueryPlan } from '../gateway/plan/plan-types.js';
-import type { ServedGraph } from '../gateway/served-graph.js';
-import type { CostEstimate } from '../plugins/cost/estimate-cost.js';
-import type { Principal } from '../security/authentication/principal.js';
-import type { Decision } from '../security/authorization.js';
+import type { ErrorCode } from '../errors/codes.js';
+// The types of the values the state carries live in this layer or below (decision 025); the two the
+// gateway owns, `graph` and `plan`, are declared on the class by gateway/served-graph.ts.
+import type { CostEstimate } from './cost-estimate.js';
+import type { Decision } from './decision.js';
+import type { Principal } from './principal.js';
+import type { RequestTelemetry } from './request-telemetry.js';
 
 /** A section answered from a recent good copy because its subgraph failed. */
 export interface StaleSection {
@@ -35,6 +35,27 @@ export interface SkippedSubgraph {
   message: string;
 }
 
+/** What the metrics plugin keeps of a request until its response: when it started, the operation's label. */
+export interface MetricsRecord {
+  /** `performance.now()` when the request was parsed. */
+  readonly started: number;
+  /** The operation name the client sent, or the first one in the document (undefined: not known yet). */
+  operationName: string | null | undefined;
+}
+
+/** What the audit plugin gathers of a request until its row is written. */
+export interface AuditDraft {
+  readonly at: Date;
+  /** `performance.now()` at the start. */
+  readonly started: number;
+  readonly requestId: string;
+  readonly traceId: string | null;
+  operationName: string | null;
+  operationHash: string | null;
+  subject: string | null;
+  client: string | null;
+}
+
 /** A signal that never fires, for requests without a client connection or signal. */
 const NEVER = new AbortController().signal;
 // Shared by every such request's calls, each of which releases its listener when it ends.
@@ -47,7 +68,10 @@ setMaxListeners(0, NEVER);
  *
  * | field | written by | read by |
  * |---|---|---|
- * | `graph` | use-request-state (request start) | the schema factory, authorization, cost, query plans |
+ * | `telemetry` | use-telemetry (request start) | its phase spans and access line, audit, subgraph attempts (trace headers, spans) |
+ * | `metrics` | use-metrics (request parse) | use-metrics (response) |
+ * | `audit` | use-audit (request start) | use-audit (response) |
+ * | `graph` | use-request-state (request parse, `start`) | the schema factory, authorization, cost, query plans |
  * | `principal` | use-authentication | authorization, rate limit, audit, operation registry, subgraph tokens, section cache |
  * | `operation`, `operationName` | use-request-state (execution start) | telemetry, audit, cost, rate limit, deadline, completeness |
  * | `decision` | use-authorization (only when it denies something) | field guards, query plans |
@@ -56,10 +80,20 @@ setMaxListeners(0, NEVER);
  * | `signal` | made on first read | subgraph executors |
  * | `subgraphsCalled` | subgraph executors | access line, audit row |
  * | `stale`, `cache` | section cache | use-completeness |
+ * | `refusal` | `errorResponse` (a refusal before execution) | access line, audit row |
+ *
+ * The state is made by the first hook that asks for it (`requestStateOf`, in use-telemetry's
+ * `onRequest` when telemetry is on) and joins the context then; `graph` is set when the request is
+ * parsed and is read only after. `graph` and `plan` are the gateway's types: gateway/served-graph.ts
+ * declares them on this class (module augmentation), so this layer imports nothing from above.
  */
 export class RequestState {
-  /** The graph the request started on: its schema serves the request, whatever swap happens meanwhile. */
-  readonly graph: ServedGraph;
+  /** The request's id and trace (telemetry on; absent before use-telemetry's first hook). */
+  telemetry: RequestTelemetry | undefined = undefined;
+  /** The metrics plugin's record (metrics on). */
+  metrics: MetricsRecord | undefined = undefined;
+  /** The audit row being gathered (audit on). */
+  audit: AuditDraft | undefined = undefined;
   /** The caller (undefined: anonymous, or authentication off). */
   principal: Principal | undefined = undefined;
   /** The operation that executes (GraphQL spec "GetOperation()"); undefined until execution starts, or when none can be selected. */
@@ -68,8 +102,6 @@ export class RequestState {
   operationName: string | undefined = undefined;
   /** The authorization decision, set only when it denies some fields (undefined: nothing is denied). */
   decision: Decision | undefined = undefined;
-  /** The query plan the request runs, when use-cost-limit looked it up (it charges subgraphs by its fetches); use-query-plans reuses it. */
-  plan: QueryPlan | undefined = undefined;
   /** The estimated cost (absent for subscriptions, or before costing). */
   cost: CostEstimate | undefined = undefined;
   /** Subgraphs this request must not call (cost budget exceeded). */
@@ -84,14 +116,34 @@ export class RequestState {
   stale: StaleSection[] | undefined = undefined;
   /** Set by the section cache when the request ran a plan whose parts it considered. */
   cache: CacheNotes | undefined = undefined;
-  readonly #request: Request | undefined;
-  readonly #response: ServerResponse | undefined;
+  /** The code of the refusal that answered the request before execution (`errorResponse`), for the access line and audit row. */
+  refusal: ErrorCode | undefined = undefined;
+  #request: Request | undefined = undefined;
+  #response: ServerResponse | undefined = undefined;
   #signal: AbortSignal | undefined = undefined;
+  #started = false;
 
-  constructor(graph: ServedGraph, request?: Request, response?: ServerResponse) {
+  constructor() {
+    // The gateway's two fields (declared by gateway/served-graph.ts), made here so every state has the same shape.
+    const own = this as { graph: unknown; plan: unknown };
+    own.graph = undefined;
+    own.plan = undefined;
+  }
+
+  /**
+   * The request starts on `graph` (use-request-state, when the request is parsed): its schema serves
+   * the request, whatever swap happens meanwhile. `request` and `response` give the client's signal.
+   */
+  start(graph: RequestState['graph'], request?: Request, response?: ServerResponse): void {
     this.graph = graph;
+    this.#started = true;
     this.#request = request;
     this.#response = response;
+  }
+
+  /** The router started this request on a graph (false: a context it did not make, e.g. a unit test's). */
+  get started(): boolean {
+    return this.#started;
   }
 
   /**
@@ -125,18 +177,20 @@ export class RequestState {
  */
 const STATE = Symbol('switchyard.request-state');
 
-export function attachRequestState(context: object, state: RequestState): void {
-  (context as Record<symbol, unknown>)[STATE] = state;
-}
-
-/** The state of the request whose GraphQL context this is; undefined for contexts the router did not make (unit tests, tools). */
-export function requestStateOf(context: unknown): RequestState | undefined {
-  return (context as Record<symbol, RequestState | undefined> | null | undefined)?.[STATE];
+/**
+ * The state of the request whose GraphQL context this is, made and attached on first use: the first
+ * hook of a request (or a unit test's bare context) gets a fresh one, every later reader the same
+ * one. A value that is not an object (no context at all) gets a state of its own that nobody else
+ * will see.
+ */
+export function requestStateOf(context: unknown): RequestState {
+  if (typeof context !== 'object' || context === null) return new RequestState();
+  return ((context as Record<symbol, RequestState | undefined>)[STATE] ??= new RequestState());
 }
 
 /** The caller of a GraphQL context (undefined: anonymous). */
 export function principalOf(context: unknown): Principal | undefined {
-  return requestStateOf(context)?.principal;
+  return requestStateOf(context).principal;
 }
 
 /**

@@ -2,8 +2,8 @@
 import { getCurrentOtelContext } from '@envelop/opentelemetry';
 import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { ExecutionRequest } from '@graphql-tools/utils';
+import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics, SubgraphOutcome } from '../telemetry/metrics.js';
-import { requestTelemetryOfContext } from '../telemetry/request-telemetry.js';
 import { injectTraceHeaders, SPAN_ATTRIBUTE } from '../telemetry/tracing.js';
 import type { LatencyTracker } from './latency-tracker.js';
 import { isUpstreamFailure, type CallWrapper, type UpstreamFailure } from './subgraph-call.js';
@@ -47,7 +47,7 @@ export function withAttemptTelemetry(options: AttemptTelemetryOptions): CallWrap
       let outcome: SubgraphOutcome = 'ok';
       let span;
       if (tracer) {
-        const telemetry = requestTelemetryOfContext(call.request.context);
+        const telemetry = requestStateOf(call.request.context).telemetry;
         span = tracer.startSpan(
           spanName,
           {
@@ -64,7 +64,7 @@ export function withAttemptTelemetry(options: AttemptTelemetryOptions): CallWrap
         );
         call = { ...call, headers: injectTraceHeaders(span, { ...call.headers }) };
       } else {
-        const forwarded = requestTelemetryOfContext(call.request.context)?.forwardedTraceHeaders;
+        const forwarded = requestStateOf(call.request.context).telemetry?.forwardedTraceHeaders;
         if (forwarded) call = { ...call, headers: { ...call.headers, ...forwarded } };
       }
       try {

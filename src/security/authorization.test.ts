@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../gateway/compose.js';
 import { buildGatewaySchema } from '../gateway/gateway-schema.js';
 import { PermissionBook } from '../registry/permission-store.js';
-import { attachRequestState, RequestState } from '../request/request-state.js';
+import { requestStateOf } from '../request/request-state.js';
 import { Authorizer, installGuards, type Decision } from './authorization.js';
 
 const LINK = 'extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"])';
@@ -74,10 +74,8 @@ const BOB = new Set(['authenticated', 'sub:bob']);
 
 /** A GraphQL context whose request state carries the decision, as use-authorization leaves it. */
 function contextWith(decision: Decision): object {
-  const state = new RequestState(undefined as never);
-  state.decision = decision;
   const context = {};
-  attachRequestState(context, state);
+  requestStateOf(context).decision = decision;
   return context;
 }
 

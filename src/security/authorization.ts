@@ -5,7 +5,7 @@ import type { PermissionBook } from '../registry/permission-store.js';
 import { analyseOperation, type OperationAnalysis } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
 import type { Principal } from './authentication/principal.js';
-import { delegationInfo, pruneDenied, type PrunedOperation } from './prune-denied.js';
+import { delegationInfo, pruneDenied } from './prune-denied.js';
 
 /** What a field or type demands of the caller, from the subgraphs' SDL (read by src/gateway/supergraph/authorization-facts.ts). */
 export interface Requirement {
@@ -37,14 +37,9 @@ interface FieldUse {
   root: boolean;
 }
 
-export interface Decision {
-  /** Coordinates this request may not read: their fields resolve to null with FORBIDDEN. */
-  denied: ReadonlySet<string>;
-  /** Every root field is denied, or the operation itself is: the request is refused whole (401/403). */
-  refused: boolean;
-  /** The operation without its denied selections, as the guards hand it to delegation; absent when nothing is pruned. */
-  pruned?: PrunedOperation;
-}
+import type { Decision } from '../request/decision.js';
+
+export type { Decision };
 
 const ALLOWED: Decision = { denied: new Set(), refused: false };
 
@@ -198,7 +193,7 @@ export function installGuards(schema: GraphQLSchema, makeError: (coordinate: str
       const coordinate = `${type.name}.${field.name}`;
       const resolve = field.resolve ?? defaultFieldResolver;
       field.resolve = function guardedResolve(source, args, context, info) {
-        const decision = requestStateOf(context)?.decision;
+        const decision = requestStateOf(context).decision;
         if (decision === undefined) return resolve(source, args, context, info);
         if (decision.denied.has(coordinate)) throw makeError(coordinate);
         return resolve(source, args, context, decision.pruned ? delegationInfo(info, decision.pruned) : info);

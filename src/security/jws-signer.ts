@@ -1,7 +1,10 @@
 // Compact JWS signing (RFC 7515 §7.1) of the router's own tokens, synchronously with node:crypto.
 import { constants, createPrivateKey, sign, type JsonWebKey, type KeyObject, type SignPrivateKeyInput } from 'node:crypto';
 import type { JWK } from 'jose';
-import type { SigningAlgorithm } from './signing-keys.js';
+
+/** Asymmetric algorithms only: the public half is published, the private half never leaves the routers. */
+export const SIGNING_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
 
 /** Signs a JWT's claims under a fixed protected header; returns the compact serialisation. */
 export type JwtSigner = (claims: Readonly<Record<string, unknown>>) => string;

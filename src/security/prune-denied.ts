@@ -15,18 +15,9 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 
-/** The operation as delegation sees it. Field nodes of the client's document map to their pruned counterparts. */
-export interface PrunedOperation {
-  readonly operation: OperationDefinitionNode;
-  /** Every fragment of the document, pruned: what `info.fragments` holds for delegation. */
-  readonly fragments: Readonly<Record<string, FragmentDefinitionNode>>;
-  /**
-   * The client's field nodes whose delegated selection differs, each mapped to the node delegation
-   * must see: a pruned copy, or the node itself when only a fragment it spreads was pruned (the new
-   * `fragments` then make the difference). A node absent here delegates unchanged.
-   */
-  readonly fields: ReadonlyMap<FieldNode, FieldNode>;
-}
+import type { PrunedOperation } from '../request/decision.js';
+
+export type { PrunedOperation };
 
 /** What an emptied selection set keeps: a selection set may not be empty (GraphQL spec §2.4), and `__typename` costs a subgraph nothing. */
 const TYPENAME: FieldNode = { kind: Kind.FIELD, name: { kind: Kind.NAME, value: '__typename' } };

@@ -2,7 +2,7 @@
 import { calculateJwkThumbprint, errors, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JSONWebKeySet, type JWK, type JWSHeaderParameters } from 'jose';
 import type { Database, Queryable } from '../registry/database.js';
 import { activeSigningKey, insertSigningKeyUnlessActive, publishedSigningKeys, rotateSigningKey, type SigningKeyRow } from '../registry/signing-key-store.js';
-import { createJwtSigner, type JwtSigner } from './jws-signer.js';
+import { createJwtSigner, SIGNING_ALGORITHMS, type JwtSigner, type SigningAlgorithm } from './jws-signer.js';
 
 /**
  * What a key signs. Each purpose has its own keys, so a token of one kind can never verify as the other:
@@ -12,9 +12,7 @@ import { createJwtSigner, type JwtSigner } from './jws-signer.js';
 export type KeyPurpose = 'subgraph-token' | 'dev-issuer';
 const KEY_PURPOSES: readonly KeyPurpose[] = ['subgraph-token', 'dev-issuer'];
 
-/** Asymmetric algorithms only: the public half is published, the private half never leaves the routers. */
-export const SIGNING_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'EdDSA'] as const;
-export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+export { SIGNING_ALGORITHMS, type SigningAlgorithm };
 
 const DEFAULT_SIGNING_ALGORITHM: SigningAlgorithm = 'ES256';
 /** How long a rotated-out key stays published and accepted, in ms: 24 h, longer than any token it signed. */

@@ -11,7 +11,7 @@ import {
   type GraphQLObjectType,
   type GraphQLSchema,
 } from 'graphql';
-import type { Frame, PlanStep } from './plan-types.js';
+import type { Frame, PlanStep, Scope } from './plan-types.js';
 import { PROVIDED_ON, PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 import { mergeTree } from './selection-tree.js';
 import { TYPENAME } from './selection-tree.js';
@@ -64,14 +64,7 @@ export interface Coverage {
   readonly total: number;
 }
 
-/**
- * The subgraphs that could answer the objects at a position, and, below a union field, the members
- * every one of them has there (undefined: no narrowing). The root's scope is every subgraph.
- */
-export interface Scope {
-  readonly graphs: ReadonlySet<string>;
-  readonly members?: ReadonlySet<string>;
-}
+export type { Scope };
 
 /**
  * The scope of a field's objects, planned in `graph` at a position of scope `parent`.

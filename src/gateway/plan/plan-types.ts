@@ -1,6 +1,5 @@
 // The shapes of a query plan: what the planner hands the runner (final once the plan is made), and the draft steps it plans with.
 import type { ArgumentNode, DirectiveNode, DocumentNode, GraphQLInterfaceType, GraphQLObjectType } from 'graphql';
-import type { Scope } from './entity-paths.js';
 import type { FieldSetTree } from './supergraph-model.js';
 import type { Guards } from '../../request/operation-analysis.js';
 
@@ -189,4 +188,13 @@ export interface Above {
   readonly name: string;
   readonly arguments: readonly ArgumentNode[];
   readonly directives: readonly DirectiveNode[];
+}
+
+/**
+ * The subgraphs that could answer the objects at a position, and, below a union field, the members
+ * every one of them has there (undefined: no narrowing). The root's scope is every subgraph.
+ */
+export interface Scope {
+  readonly graphs: ReadonlySet<string>;
+  readonly members?: ReadonlySet<string>;
 }

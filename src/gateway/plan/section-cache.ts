@@ -218,7 +218,7 @@ export class RequestSections {
   readonly #cache: SectionCache;
   readonly #hints: CacheHints;
   readonly #viewer: CacheViewer;
-  readonly #state: RequestState | undefined;
+  readonly #state: RequestState;
   readonly #variables: Data | undefined;
   readonly #context: unknown;
   /** The purges known when the request began: a part fetched now is newer than every one of them. */
@@ -239,16 +239,16 @@ export class RequestSections {
     const policy = this.#cache.policyOf(this.#hints, fetch, step);
     const notes = this.notes();
     if (policy.maxAgeMs === 0) {
-      if (notes) notes.uncacheable = true;
+      notes.uncacheable = true;
       return undefined;
     }
     const isPrivate = policy.scope === 'private' || (policy.scope === undefined && this.#viewer.perUserToken);
     if (isPrivate && this.#viewer.id === undefined) {
-      if (notes) notes.uncacheable = true;
+      notes.uncacheable = true;
       this.#cache.options.onResult?.(fetch.subgraph, typeOf(step), 'bypass', count);
       return undefined;
     }
-    if (notes && isPrivate) notes.private = true;
+    if (isPrivate) notes.private = true;
     return { policy, scopeKey: isPrivate ? `u:${this.#viewer.id}` : 'public' };
   }
 
@@ -344,7 +344,7 @@ export class RequestSections {
   write(part: UsablePart, entries: readonly (readonly [key: string, value: unknown])[]): void {
     if (entries.length === 0) return;
     // Past the deadline the request is over; what arrives then was not asked for in time.
-    const deadlineAt = this.#state?.deadlineAt;
+    const deadlineAt = this.#state.deadlineAt;
     if (deadlineAt !== undefined && performance.now() > deadlineAt) return;
     const fetchedAt = this.#cache.now();
     const { maxAgeMs, staleMs } = part.policy;
@@ -356,13 +356,11 @@ export class RequestSections {
 
   private noteFresh(freshForMs: number): void {
     const notes = this.notes();
-    if (notes) notes.freshForMs = Math.min(notes.freshForMs, freshForMs);
+    notes.freshForMs = Math.min(notes.freshForMs, freshForMs);
   }
 
-  private notes(): CacheNotes | undefined {
-    const state = this.#state;
-    if (!state) return undefined;
-    return (state.cache ??= { uncacheable: false, freshForMs: Infinity, private: false });
+  private notes(): CacheNotes {
+    return (this.#state.cache ??= { uncacheable: false, freshForMs: Infinity, private: false });
   }
 }
 

@@ -51,18 +51,9 @@ export interface CostOptions {
   placement?: PlanPlacement;
 }
 
-/** A cost and its attribution to the subgraphs that resolve the costed fields. */
-export interface CostEstimate {
-  total: number;
-  /**
-   * Per subgraph (registered name) its share of `total`; every subgraph resolving a selected field has
-   * an entry. With a plan, the subgraphs its fetches select the fields from; a field no fetch selects
-   * (denied) counts in `total` only.
-   */
-  bySubgraph: Record<string, number>;
-  /** Why the number may surprise: slicing-argument rule broken, operation not found. Empty normally. */
-  notes: string[];
-}
+import type { CostEstimate } from '../../request/cost-estimate.js';
+
+export type { CostEstimate };
 
 const DEFAULT_COST_DEFAULTS: Readonly<Required<CostDefaults>> = Object.freeze({
   listSize: 10,

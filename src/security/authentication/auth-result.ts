@@ -1,5 +1,5 @@
 // What authenticating a request can come to: the typed success and failure results, the client-facing reasons, and the start-time configuration error.
-import type { Principal } from './principal.js';
+import type { Principal } from '../../request/principal.js';
 
 export type AuthFailureCode = 'UNAUTHENTICATED' | 'AUTH_UNAVAILABLE';
 

@@ -12,7 +12,11 @@ import { mintDevToken } from './dev-token.js';
 
 const AUDIENCE = 'switchyard-api';
 const seconds = () => Math.floor(Date.now() / 1000);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A clock for the JWKS source's durations (cache age, cooldown, stale-if-error), moved by the test. */
+function fakeClock(start = 1_000_000) {
+  let at = start;
+  return { now: () => at, advance: (ms: number) => void (at += ms) };
+}
 
 function expectFailure(result: AuthResult, code: 'UNAUTHENTICATED' | 'AUTH_UNAVAILABLE', reason: string): void {
   expect(result.ok).toBe(false);
@@ -166,7 +170,8 @@ describe('authentication with a JWKS', () => {
     it('an unknown kid refetches the JWKS once per cooldown, then fails', async () => {
       const provider = await startTestIdentityProvider();
       providers.push(provider);
-      const auth = createAuthenticator({ source: { kind: 'jwks', url: provider.jwksUrl, cooldownMs: 500 } });
+      const clock = fakeClock();
+      const auth = createAuthenticator({ source: { kind: 'jwks', url: provider.jwksUrl, cooldownMs: 500, now: clock.now } });
       expect((await auth.authenticate(await provider.sign({ sub: 'u', exp: seconds() + 60 }))).ok).toBe(true);
       expect(provider.fetches).toBe(1);
       const stranger = await provider.addKey({ publish: false });
@@ -174,7 +179,10 @@ describe('authentication with a JWKS', () => {
       // Within the cooldown: no refetch at all.
       expectFailure(await auth.authenticate(forged), 'UNAUTHENTICATED', R.unknownKey);
       expect(provider.fetches).toBe(1);
-      await sleep(600);
+      clock.advance(499);
+      expectFailure(await auth.authenticate(forged), 'UNAUTHENTICATED', R.unknownKey);
+      expect(provider.fetches).toBe(1);
+      clock.advance(1);
       expectFailure(await auth.authenticate(forged), 'UNAUTHENTICATED', R.unknownKey);
       expect(provider.fetches).toBe(2);
       // A burst of made-up kids right after costs nothing more.
@@ -186,10 +194,11 @@ describe('authentication with a JWKS', () => {
     it('picks up a key rotation after one refetch', async () => {
       const provider = await startTestIdentityProvider();
       providers.push(provider);
-      const auth = createAuthenticator({ source: { kind: 'jwks', url: provider.jwksUrl, cooldownMs: 100 } });
+      const clock = fakeClock();
+      const auth = createAuthenticator({ source: { kind: 'jwks', url: provider.jwksUrl, cooldownMs: 100, now: clock.now } });
       const oldToken = await provider.sign({ sub: 'u', exp: seconds() + 60 });
       expect((await auth.authenticate(oldToken)).ok).toBe(true);
-      await sleep(150);
+      clock.advance(150);
       const newKid = await provider.addKey({ alg: 'EdDSA' });
       const newToken = await provider.sign({ sub: 'u', exp: seconds() + 60 }, { kid: newKid });
       expect((await auth.authenticate(newToken)).ok).toBe(true);
@@ -249,12 +258,13 @@ describe('authentication with a JWKS', () => {
       const provider = await startTestIdentityProvider();
       providers.push(provider);
       const token = await provider.sign({ sub: 'u', exp: seconds() + 60 });
-      const lenient = createAuthenticator({ source: { kind: 'jwks', url: provider.jwksUrl, cacheMaxAgeMs: 50, cooldownMs: 10_000 } });
-      const strict = createAuthenticator({ source: { kind: 'jwks', url: provider.jwksUrl, cacheMaxAgeMs: 50, staleIfErrorMs: 0 } });
+      const clock = fakeClock();
+      const lenient = createAuthenticator({ source: { kind: 'jwks', url: provider.jwksUrl, cacheMaxAgeMs: 50, cooldownMs: 10_000, now: clock.now } });
+      const strict = createAuthenticator({ source: { kind: 'jwks', url: provider.jwksUrl, cacheMaxAgeMs: 50, staleIfErrorMs: 0, now: clock.now } });
       expect((await lenient.authenticate(token)).ok).toBe(true);
       expect((await strict.authenticate(token)).ok).toBe(true);
       provider.mode = 'error';
-      await sleep(80);
+      clock.advance(80);
       const fetches = provider.fetches;
       expect((await lenient.authenticate(token)).ok).toBe(true);
       expect((await lenient.authenticate(token)).ok).toBe(true); // no second attempt within the cooldown
@@ -263,6 +273,9 @@ describe('authentication with a JWKS', () => {
       // Stale keys still refuse what they must.
       const stranger = await provider.addKey({ publish: false });
       expectFailure(await lenient.authenticate(await provider.sign({ sub: 'u', exp: seconds() + 60 }, { kid: stranger })), 'UNAUTHENTICATED', R.unknownKey);
+      // Past cacheMaxAgeMs + staleIfErrorMs (default 10 min) the copy is too old to stand in.
+      clock.advance(600_000);
+      expectFailure(await lenient.authenticate(token), 'AUTH_UNAVAILABLE', R.keysUnavailable);
     });
   });
 });

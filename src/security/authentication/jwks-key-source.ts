@@ -1,5 +1,5 @@
-// The identity provider's keys from its JWKS URL: fetched, cached and refreshed by jose, with a stale-if-error fallback during outages.
-import { createLocalJWKSet, createRemoteJWKSet, customFetch, jwksCache, type ExportedJWKSCache, type FetchImplementation, type FlattenedJWSInput, type JWSHeaderParameters } from 'jose';
+// The identity provider's keys from its JWKS URL: fetched by jose, kept fresh on our clock, with a stale-if-error fallback during outages.
+import { createRemoteJWKSet, customFetch, errors, type FetchImplementation, type FlattenedJWSInput, type JWSHeaderParameters } from 'jose';
 import { AuthConfigError } from './auth-result.js';
 import { ASYMMETRIC_ALGORITHMS, refuseHmacWithPublicKeys, type KeyOnly } from './key-sources.js';
 import { isTokenKeyError, KeySourceUnavailableError } from './verify-token.js';
@@ -27,17 +27,19 @@ export interface JwksKeySource {
   staleIfErrorMs?: number;
   /** Replaces global fetch (tests, a proxy dispatcher). */
   fetch?: FetchImplementation;
+  /** The clock every duration above is measured on, in ms. Default `Date.now` (tests move a fake one). */
+  now?: () => number;
 }
 
 /**
- * A jose remote JWKS with a stale-if-error fallback.
- *
- * 1. jose fetches the JWKS on first use and again when it is older than `cacheMaxAgeMs`; a `kid` it
- *    does not know triggers one refetch, at most once per `cooldownMs`. Concurrent callers share one fetch.
+ * A jose remote JWKS with a stale-if-error fallback. jose fetches (one fetch shared by concurrent
+ * callers, `timeoutMs` each) and matches keys; when to fetch is decided here, on `now`:
+ * 1. The JWKS is fetched on first use and again when it is older than `cacheMaxAgeMs`; a `kid` it
+ *    does not know triggers one refetch, unless the last fetch is younger than `cooldownMs`.
  * 2. A failed fetch (network error, timeout, non-200, not a JWKS) is a source failure. If a JWKS was
- *    fetched within `cacheMaxAgeMs + staleIfErrorMs`, its keys answer instead (jose records it in the
- *    `jwksCache` object), and for the next `cooldownMs` they answer without trying the network again,
- *    so an outage costs one timeout per interval, not one per request.
+ *    fetched within `cacheMaxAgeMs + staleIfErrorMs`, its keys answer instead, and for the next
+ *    `cooldownMs` they answer without trying the network again, so an outage costs one timeout per
+ *    interval, not one per request.
  * 3. With no usable copy the failure becomes KeySourceUnavailableError → AUTH_UNAVAILABLE.
  */
 export function jwksVerifier(source: JwksKeySource, algorithms: readonly string[] | undefined): KeyOnly {
@@ -53,37 +55,53 @@ export function jwksVerifier(source: JwksKeySource, algorithms: readonly string[
   const cooldownMs = source.cooldownMs ?? 30_000;
   const cacheMaxAgeMs = source.cacheMaxAgeMs ?? 600_000;
   const staleIfErrorMs = source.staleIfErrorMs ?? 600_000;
+  const now = source.now ?? Date.now;
   for (const [name, value] of Object.entries({ timeoutMs, cooldownMs, cacheMaxAgeMs, staleIfErrorMs })) {
     if (!Number.isInteger(value) || value < 0) throw new AuthConfigError(`auth JWKS ${name}: must be a whole number of milliseconds, zero or more`);
   }
-  const cache: Partial<ExportedJWKSCache> = {};
+  // jose's own clock never says stale or cool: it fetches when told (`reload`) and on first use only.
   const remote = createRemoteJWKSet(url, {
     timeoutDuration: timeoutMs,
-    cooldownDuration: cooldownMs,
-    cacheMaxAge: cacheMaxAgeMs,
-    [jwksCache]: cache as ExportedJWKSCache,
+    cooldownDuration: Number.POSITIVE_INFINITY,
+    cacheMaxAge: Number.POSITIVE_INFINITY,
     ...(source.fetch ? { [customFetch]: source.fetch } : {}),
   });
+  /** When the JWKS jose holds was fetched, on `now` (none yet: −∞). */
+  let fetchedAt = Number.NEGATIVE_INFINITY;
   let failedAt = Number.NEGATIVE_INFINITY;
-  let stale: { uat: number; resolve: ReturnType<typeof createLocalJWKSet> } | undefined;
 
+  async function refetch(): Promise<void> {
+    await remote.reload();
+    fetchedAt = now();
+  }
+
+  /** The last JWKS fetched, while it may still stand in for a failing source. */
   function staleKeys() {
-    if (staleIfErrorMs <= 0 || cache.uat === undefined || !cache.jwks) return undefined;
-    if (Date.now() - cache.uat > cacheMaxAgeMs + staleIfErrorMs) return undefined;
-    if (stale?.uat !== cache.uat) stale = { uat: cache.uat, resolve: createLocalJWKSet(cache.jwks) };
-    return stale.resolve;
+    if (staleIfErrorMs <= 0 || fetchedAt === Number.NEGATIVE_INFINITY) return undefined;
+    return now() - fetchedAt > cacheMaxAgeMs + staleIfErrorMs ? undefined : remote;
+  }
+
+  async function currentKey(header: JWSHeaderParameters, token: FlattenedJWSInput) {
+    if (now() - fetchedAt >= cacheMaxAgeMs) await refetch();
+    try {
+      return await remote(header, token);
+    } catch (error) {
+      if (!(error instanceof errors.JWKSNoMatchingKey) || now() - fetchedAt < cooldownMs) throw error;
+      await refetch();
+      return remote(header, token);
+    }
   }
 
   async function resolveRemoteKey(header: JWSHeaderParameters, token: FlattenedJWSInput) {
-    if (Date.now() - failedAt < cooldownMs) {
+    if (now() - failedAt < cooldownMs) {
       const fallback = staleKeys();
       if (fallback) return fallback(header, token);
     }
     try {
-      return await remote(header, token);
+      return await currentKey(header, token);
     } catch (error) {
       if (isTokenKeyError(error)) throw error;
-      failedAt = Date.now();
+      failedAt = now();
       const fallback = staleKeys();
       if (fallback) return fallback(header, token);
       throw new KeySourceUnavailableError(error);

@@ -1,27 +1,9 @@
 // The principal: who made the request, read from a verified token's claims (sub, scope/scp, client_id/azp, roles, exp).
 import type { JWTPayload } from 'jose';
+import type { Principal } from '../../request/principal.js';
 import { AUTH_FAILURE_REASONS, unauthenticated, type AuthResult } from './auth-result.js';
 
-/** Who made the request, after the token verified. */
-export interface Principal {
-  /** `sub` (required: RFC 9068 §2.2 makes it mandatory in JWT access tokens). */
-  readonly subject: string;
-  /** `scope` (space-separated, RFC 8693 §4.2 / RFC 9068 §2.2.3) or `scp` (array or string, as some IdPs send it). */
-  readonly scopes: string[];
-  /** `client_id` (RFC 8693 §4.3, RFC 9068 §2.2), else `azp`. */
-  readonly clientId?: string;
-  /** `roles` (RFC 9068 §2.2.3.1), when it is an array of strings. */
-  readonly roles?: string[];
-  /** Every verified claim. */
-  readonly claims: JWTPayload;
-  /**
-   * The raw token, for the token exchange (`subject_token`). Not enumerable: logging or serialising a
-   * principal never writes it out.
-   */
-  readonly token: string;
-  /** `exp` (required here: a token without an expiry would be valid forever). */
-  readonly expiresAt: Date;
-}
+export type { Principal } from '../../request/principal.js';
 
 function parseScopes(payload: JWTPayload): string[] {
   const raw = payload.scope ?? payload.scp;
