@@ -51,7 +51,8 @@ setMaxListeners(0, NEVER);
  * | `principal` | use-authentication | authorization, rate limit, audit, operation registry, subgraph tokens, section cache |
  * | `operation`, `operationName` | use-request-state (execution start) | telemetry, audit, cost, rate limit, deadline, completeness |
  * | `decision` | use-authorization (only when it denies something) | field guards, query plans |
- * | `plan`, `cost`, `skipped` | use-cost-limit | query plans (`plan`), rate limit, subgraph executors |
+ * | `plan` | planOfRequest (gateway/plan/request-plan.ts), first asked by use-cost-limit or use-query-plans | both |
+ * | `cost`, `skipped` | use-cost-limit | rate limit, subgraph executors |
  * | `deadlineMs`, `deadlineAt` | use-deadline (resilience on) | subgraph executors, section cache |
  * | `signal` | made on first read | subgraph executors |
  * | `subgraphsCalled` | subgraph executors | access line, audit row |
@@ -68,8 +69,8 @@ export class RequestState {
   operationName: string | undefined = undefined;
   /** The authorization decision, set only when it denies some fields (undefined: nothing is denied). */
   decision: Decision | undefined = undefined;
-  /** The query plan the request runs, when use-cost-limit looked it up (it charges subgraphs by its fetches); use-query-plans reuses it. */
-  plan: QueryPlan | undefined = undefined;
+  /** The query plan the request runs, once looked up (`planOfRequest`, by cost or query plans, whichever asks first); null: none, stitching runs it. */
+  plan: QueryPlan | null | undefined = undefined;
   /** The estimated cost (absent for subscriptions, or before costing). */
   cost: CostEstimate | undefined = undefined;
   /** Subgraphs this request must not call (cost budget exceeded). */

@@ -2,7 +2,6 @@
 import {
   buildASTSchema,
   execute,
-  Kind,
   parse,
   printSchema,
   type DocumentNode,
@@ -18,6 +17,7 @@ import { PlanInvalid, PlanUnsatisfiable, PlanUnsupported } from './supergraph-mo
 import { Supergraph } from '../supergraph/supergraph.js';
 import { clientError, requestError } from '../../errors/client-error.js';
 import { createDocumentText, type DocumentText } from '../../cache/document-text.js';
+import { analyseOperation } from '../../request/operation-analysis.js';
 import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
 import { createAnswerProjector, interfaceObjectTypeResolver, type Projection } from './project-answer.js';
 
@@ -258,14 +258,8 @@ function verifyProjection(projection: Projection, tree: Record<string, unknown>,
  * both must find the same plan (a warmed plan is made with the name the registry recorded).
  */
 function soleOperationName(document: DocumentNode): string {
-  let name = '';
-  let count = 0;
-  for (const definition of document.definitions) {
-    if (definition.kind !== Kind.OPERATION_DEFINITION) continue;
-    count += 1;
-    name = definition.name?.value ?? '';
-  }
-  return count === 1 ? name : '';
+  const analysis = analyseOperation(document);
+  return analysis.operationCount === 1 ? (analysis.operation?.name?.value ?? '') : '';
 }
 
 /** N of a `percent(N)` label; undefined for a named label. */
