@@ -1,7 +1,7 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { GraphHolder } from '../gateway/served-graph.js';
-import type { QueryPlanner } from '../gateway/plan/query-planner.js';
+import type { PlanningExecutor } from '../gateway/plan/planning-executor.js';
 import { Supergraph } from '../gateway/supergraph/supergraph.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { PolicyBook } from '../registry/policy-store.js';
@@ -14,10 +14,10 @@ import { useRequestState } from './use-request-state.js';
  * with `execute` and plans what `planFor` says (default: everything); with the cost limit before
  * query plans when `costLimit` is set, as router.ts orders them.
  */
-function miniRouter(execute: QueryPlanner['execute'], options: { planFor?: QueryPlanner['planFor']; costLimit?: boolean } = {}) {
+function miniRouter(execute: PlanningExecutor['execute'], options: { planFor?: PlanningExecutor['planFor']; costLimit?: boolean } = {}) {
   const schema = createSchema({ typeDefs: 'type Query { hello: String }', resolvers: { Query: { hello: () => 'stitched' } } });
   const planFor = options.planFor ?? (() => ({ fetches: [], denied: [], variableDefaults: {} }));
-  const planner: QueryPlanner = { planFor, whyUnplanned: () => undefined, warm: () => true, execute };
+  const planner: PlanningExecutor = { planFor, whyUnplanned: () => undefined, warm: () => true, execute };
   const graph = new GraphHolder();
   graph.swap({ schema, supergraph: Supergraph.fromSdl('type Query { hello: String }'), subgraphs: [], routes: new Map(), source: 'test', planner });
   const metrics = createMetrics({ processMetrics: false });

@@ -3,7 +3,7 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../gateway/compose.js';
 import { buildGatewaySchema } from '../../gateway/gateway-schema.js';
-import { createQueryPlanner } from '../../gateway/plan/query-planner.js';
+import { createPlanningExecutor } from '../../gateway/plan/planning-executor.js';
 import { readCostMetadata } from './cost-metadata.js';
 import { actualCost } from './actual-cost.js';
 import { estimateCost } from './estimate-cost.js';
@@ -38,7 +38,7 @@ function graph() {
   ]);
   if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join('\n'));
   const { schema } = buildGatewaySchema(outcome.supergraphSdl, { executorFor: () => () => ({ data: null }) });
-  const planner = createQueryPlanner({ supergraph: parse(outcome.supergraphSdl), apiSchema: schema, executors: new Map() });
+  const planner = createPlanningExecutor({ supergraph: parse(outcome.supergraphSdl), apiSchema: schema, executors: new Map() });
   const metadata = readCostMetadata(outcome.supergraphSdl);
   return {
     actual(text: string, data: Record<string, unknown>) {
