@@ -137,7 +137,7 @@ export function createPlanningExecutor(options: PlanningExecutorOptions): Planni
       if (plan.unsatisfiable !== undefined) return { errors: [requestError('QUERY_PLANNING_FAILED', `The query cannot be planned: ${plan.unsatisfiable}.`)] };
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
       const sections = sectionCache?.forRequest(plan, args.contextValue, variables);
-      const run = await runPlan(plan, executorOf, variables, args.contextValue, deniedError, sections);
+      const run = await runPlan(plan, { executorOf, variables, context: args.contextValue, deniedError, sections });
       if (sectionCache && purgeEntities && plan.fetches.some((f) => f.operation === 'mutation')) {
         // A mutation's answer names the entities it changed: their cached parts go, on every router.
         const entities = sectionCache.mutationEntities(args.document, args.operationName, run.data);
