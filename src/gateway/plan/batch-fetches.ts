@@ -73,7 +73,7 @@ export function batchFetches(
   const built = new Map<PlanStep, FetchStep>();
   for (const group of groupSteps(planned)) {
     const operation = mutationRoots.has(group.steps[0]) ? 'mutation' : 'query';
-    fetches.push(emitFetch(fetches.length, group.steps, operation, group.dependsOn.map((id) => fetches[id]), definitions, built, operationDirectives[operation]));
+    fetches.push(emitFetch({ id: fetches.length, steps: group.steps, operation, dependsOn: group.dependsOn.map((id) => fetches[id]) }, { definitions, built, operationDirectives: operationDirectives[operation] }));
   }
   return fetches;
 }

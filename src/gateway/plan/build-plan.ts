@@ -102,14 +102,15 @@ export function buildPlan(
     if (locations.includes(DirectiveLocation.QUERY)) operationDirectives.query.push(directive);
     if (locations.includes(DirectiveLocation.MUTATION)) operationDirectives.mutation.push(directive);
   }
-  const first = planOnce(model, schema, analysis, operation, operationDirectives, labels, denied, undefined);
+  const request: PlanRequest = { model, schema, analysis, operation, operationDirectives, labels, denied };
+  const first = planOnce(request, undefined);
   // 12. Ways are chosen one field at a time; one chosen for fewer steps may save none in the whole
   // plan (a later field needs that many steps anyway). Planned again within the first plan's
   // depth, fewest requests deciding, the cheaper plan of the two is kept.
   if (first.tradeOffs === 0) return first.plan;
   let second: QueryPlan;
   try {
-    second = planOnce(model, schema, analysis, operation, operationDirectives, labels, denied, depthOf(first.plan.fetches)).plan;
+    second = planOnce(request, depthOf(first.plan.fetches)).plan;
   } catch (error) {
     if (error instanceof PlanUnsupported) return first.plan;
     throw error;
@@ -118,16 +119,20 @@ export function buildPlan(
   return b < a || (b === a && second.fetches.length < first.plan.fetches.length) ? second : first.plan;
 }
 
-function planOnce(
-  model: SupergraphModel,
-  schema: GraphQLSchema,
-  analysis: OperationAnalysis,
-  operation: OperationDefinitionNode,
-  operationDirectives: { query: DirectiveNode[]; mutation: DirectiveNode[] },
-  labels: ReadonlySet<string>,
-  denied: ReadonlySet<string>,
-  depthBudget: number | undefined,
-): { plan: QueryPlan; tradeOffs: number } {
+/** What one operation is planned for: the supergraph, the operation and its analysis, the labels switched on and the fields denied. */
+interface PlanRequest {
+  readonly model: SupergraphModel;
+  readonly schema: GraphQLSchema;
+  readonly analysis: OperationAnalysis;
+  readonly operation: OperationDefinitionNode;
+  /** The operation's own directives, by the operation type of the fetches they may stand on (5). */
+  readonly operationDirectives: { query: DirectiveNode[]; mutation: DirectiveNode[] };
+  readonly labels: ReadonlySet<string>;
+  readonly denied: ReadonlySet<string>;
+}
+
+function planOnce(request: PlanRequest, depthBudget: number | undefined): { plan: QueryPlan; tradeOffs: number } {
+  const { model, schema, analysis, operation, operationDirectives, labels, denied } = request;
   const planner = new Planner(model, schema, analysis, labels, denied, depthBudget);
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);

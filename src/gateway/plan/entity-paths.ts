@@ -300,6 +300,17 @@ interface Option {
   readonly calls: number;
 }
 
+/** A look-up before its requests are counted: from which place, by which key, how deep, and the requests its key takes. */
+interface LookupDraft {
+  readonly level: number;
+  readonly graph: string;
+  readonly from: Place;
+  readonly key: string;
+  readonly lookupType?: string;
+  readonly depth: number;
+  readonly keyCalls: number;
+}
+
 interface Estimate {
   readonly depth: number;
   readonly calls: number;
@@ -385,7 +396,7 @@ class Ways {
         for (const key of model.keysIn(type.name, graph)) {
           const keyed = this.obtain(holder, model.fieldSet(key), hops);
           const required = requires === undefined ? { depth: 0, calls: 0 } : this.obtain(holder, model.fieldSet(requires), hops);
-          if (keyed && required) add(this.lookup(0, graph, holder, key, undefined, Math.max(keyed.depth, required.depth) + 1, keyed.calls + required.calls, place));
+          if (keyed && required) add(this.lookup(place, { level: 0, graph, from: holder, key, depth: Math.max(keyed.depth, required.depth) + 1, keyCalls: keyed.calls + required.calls }));
         }
       }
     }
@@ -398,7 +409,7 @@ class Ways {
           for (const holder of here) {
             for (const key of model.keysIn(iface.name, graph)) {
               const keyed = this.obtain(holder, model.fieldSet(key), hops);
-              if (keyed) add(this.lookup(0, graph, holder, key, iface.name, keyed.depth + 1, keyed.calls, place));
+              if (keyed) add(this.lookup(place, { level: 0, graph, from: holder, key, lookupType: iface.name, depth: keyed.depth + 1, keyCalls: keyed.calls }));
             }
           }
         }
@@ -434,7 +445,7 @@ class Ways {
           if (holder.graph === graph || beaten(bestOf.get(graph), holder.depth + 1)) continue;
           for (const key of model.keysIn(ancestor.type.name, graph)) {
             const keyed = this.obtain(holder, model.fieldSet(key), hops);
-            if (keyed) add(this.lookup(level, graph, holder, key, undefined, keyed.depth + 1, keyed.calls, ancestor));
+            if (keyed) add(this.lookup(ancestor, { level, graph, from: holder, key, depth: keyed.depth + 1, keyCalls: keyed.calls }));
           }
         }
       }
@@ -444,7 +455,8 @@ class Ways {
   }
 
   /** A look-up of the objects at `at` (the level's place): its own request unless it shares one. */
-  lookup(level: number, graph: string, from: Place, key: string, lookupType: string | undefined, depth: number, keyCalls: number, at: Place): Option {
+  lookup(at: Place, draft: LookupDraft): Option {
+    const { level, graph, from, key, lookupType, depth, keyCalls } = draft;
     const shared = this.shares(graph, at.path, at.type.name, depth);
     return { kind: 'lookup', level, graph, from, key, lookupType, depth, calls: keyCalls + (shared ? 0 : 1) };
   }
