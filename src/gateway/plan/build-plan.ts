@@ -4,6 +4,7 @@ import { analyseOperation, type OperationAnalysis } from '../../request/operatio
 import { batchFetches } from './batch-fetches.js';
 import { validateDocuments } from './emit-documents.js';
 import type { Fetch, QueryPlan } from './plan-types.js';
+import { lastStage } from './stages.js';
 import { Planner } from './place-fields.js';
 import { PlanUnsupported, type SupergraphModel } from './supergraph-model.js';
 
@@ -81,7 +82,7 @@ const NONE: ReadonlySet<string> = new Set();
  *     steps one after another win, then the fewest requests, then the subgraph that answers most
  *     of the selection below the field by itself (counting what it `@provides`). The choice is made field by field;
  *     when a way was taken for fewer steps over one as cheap in requests, the operation is planned
- *     again within the first plan's depth, fewest requests deciding, and the cheaper plan is kept.
+ *     again within the first plan's last stage (stages.ts), fewest requests deciding, and the cheaper plan is kept.
  */
 export function buildPlan(
   model: SupergraphModel,
@@ -106,16 +107,16 @@ export function buildPlan(
   const first = planOnce(request, undefined);
   // 12. Ways are chosen one field at a time; one chosen for fewer steps may save none in the whole
   // plan (a later field needs that many steps anyway). Planned again within the first plan's
-  // depth, fewest requests deciding, the cheaper plan of the two is kept.
+  // last stage, fewest requests deciding, the cheaper plan of the two is kept.
   if (first.tradeOffs === 0) return first.plan;
   let second: QueryPlan;
   try {
-    second = planOnce(request, depthOf(first.plan.fetches)).plan;
+    second = planOnce(request, lastStageOf(first.plan.fetches)).plan;
   } catch (error) {
     if (error instanceof PlanUnsupported) return first.plan;
     throw error;
   }
-  const [a, b] = [depthOf(first.plan.fetches), depthOf(second.fetches)];
+  const [a, b] = [lastStageOf(first.plan.fetches), lastStageOf(second.fetches)];
   return b < a || (b === a && second.fetches.length < first.plan.fetches.length) ? second : first.plan;
 }
 
@@ -131,9 +132,9 @@ interface PlanRequest {
   readonly denied: ReadonlySet<string>;
 }
 
-function planOnce(request: PlanRequest, depthBudget: number | undefined): { plan: QueryPlan; tradeOffs: number } {
+function planOnce(request: PlanRequest, stageBudget: number | undefined): { plan: QueryPlan; tradeOffs: number } {
   const { model, schema, analysis, operation, operationDirectives, labels, denied } = request;
-  const planner = new Planner(model, schema, analysis, labels, denied, depthBudget);
+  const planner = new Planner(model, schema, analysis, labels, denied, stageBudget);
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
@@ -144,14 +145,7 @@ function planOnce(request: PlanRequest, depthBudget: number | undefined): { plan
   return { plan: { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults }, tradeOffs: planner.tradeOffs };
 }
 
-/** How many fetches run one after another in the longest chain of the plan, less one (0: root fetches only). */
-function depthOf(fetches: readonly Fetch[]): number {
-  const depths = new Map<Fetch, number>();
-  let deepest = 0;
-  for (const fetch of fetches) {
-    const depth = fetch.dependsOn.reduce((max, d) => Math.max(max, depths.get(d)! + 1), 0);
-    depths.set(fetch, depth);
-    deepest = Math.max(deepest, depth);
-  }
-  return deepest;
+/** The last stage of a plan's fetches (stages.ts): 0 for root fetches only. */
+function lastStageOf(fetches: readonly Fetch[]): number {
+  return lastStage(fetches, (fetch) => fetch.dependsOn);
 }

@@ -68,8 +68,8 @@ export class Planner {
     readonly labels: ReadonlySet<string>,
     /** Coordinates (`Type.field`) the authorization decision denies: 9. */
     readonly denied: ReadonlySet<string>,
-    /** The depth within which ways are chosen by fewest requests (12, see buildPlan); none: by fewest steps first. */
-    readonly depthBudget?: number,
+    /** The last stage (stages.ts) within which ways are chosen by fewest requests (12, see buildPlan); none: by fewest steps first. */
+    readonly stageBudget?: number,
   ) {}
 
   /**
@@ -262,7 +262,7 @@ export class Planner {
     const costs: RootCost[] = [];
     let failure: PlanUnsupported | undefined;
     for (const graph of graphs) {
-      const trial = new Planner(this.model, this.schema, this.analysis, this.labels, this.denied, this.depthBudget);
+      const trial = new Planner(this.model, this.schema, this.analysis, this.labels, this.denied, this.stageBudget);
       trial.recordClientKeys(rootType, selectionSet);
       trial.rootLookups = !serial;
       const step = serial ? trial.newStep(graph, [], undefined) : trial.rootStep(graph);

@@ -47,9 +47,9 @@ export interface PlanRun {
 }
 
 /**
- * 1. A step starts as soon as every step it depends on has merged its answer: independent steps run
- *    in parallel, and an entity step waits only for the steps that find its objects or provide its
- *    `@requires` fields.
+ * 1. A fetch starts as soon as every fetch it depends on has merged its answer: independent fetches
+ *    run in parallel, and an entity fetch waits only for the fetches that find its objects or provide
+ *    its `@requires` fields (not for a whole stage, stages.ts).
  * 2. An entity step walks the merged tree along its path (through list items), keeps the objects of
  *    its type, and sends one representation per distinct entity (keys and required fields). An
  *    object whose key is null or missing (a hop found no entity for it) is no entity: not sent.
