@@ -63,7 +63,8 @@ const NONE: ReadonlySet<string> = new Set();
  * 9. A plan is made per authorization decision too: a field the caller may not read is left out
  *    of every subgraph document and answered FORBIDDEN at its path, nullability deciding what
  *    else falls; keys and required fields the plan itself needs are still fetched.
- * 10. The plan's own fields (keys, required fields, at any depth) never share a response key with a
+ * 10. The plan's own fields (keys, required fields, at any depth; planned at a position whose
+ *     `need` is set, plan-types.ts) never share a response key with a
  *     different field, the client's or the plan's: one the client's operation uses at that path for
  *     another field, or for the same field with other arguments, goes under a private key. Each
  *     entity step's representations read every field from the key it was fetched under and carry it

@@ -716,7 +716,7 @@ function pathKey(path: readonly string[]): string {
 /** What serving a root field from one subgraph costs (1). */
 interface RootCost {
   graph: string;
-  /** Requests one after another. */
+  /** Requests one after another: the last stage plus one (stages.ts). */
   sequential: number;
   /** Requests. */
   calls: number;
