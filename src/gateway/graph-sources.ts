@@ -14,7 +14,7 @@ import type { RouteMetadata } from '../registry/route.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import { buildGatewaySchema, type SubgraphEndpoint } from './gateway-schema.js';
-import { createQueryPlanner, type QueryPlanner, type QueryPlannerOptions } from './plan/query-planner.js';
+import { createPlanningExecutor, type PlanningExecutor, type PlanningExecutorOptions } from './plan/planning-executor.js';
 import type { CacheRuleBook } from '../cache/cache-hints.js';
 import { Supergraph } from './supergraph/supergraph.js';
 import type { GraphHolder, ServedGraph } from './served-graph.js';
@@ -37,16 +37,16 @@ interface SourceDeps {
   overrideLabels?: ReadonlySet<string>;
   /** Changes a built schema before it serves (authorization guards). */
   decorateSchema?: (schema: GraphQLSchema) => void;
-  /** Query plans for the operations they model (decision 005). Default true. */
+  /** Query plans for every query and mutation (decision 007; false: stitching runs everything). Default true. */
   queryPlans?: boolean;
-  /** How planned answers are shaped (QueryPlannerOptions.projection). Default compiled. */
-  answerProjection?: QueryPlannerOptions['projection'];
+  /** How planned answers are shaped (PlanningExecutorOptions.projection). Default compiled. */
+  answerProjection?: PlanningExecutorOptions['projection'];
   /** The router's section cache: each graph's plans read and store their parts through it. */
   sectionCache?: RouterSectionCache;
 }
 
 /** What the router shares with every graph's section cache; the graph adds its hints, hash and routes. */
-export type RouterSectionCache = Omit<NonNullable<QueryPlannerOptions['sectionCache']>, 'hints' | 'graphHash' | 'staleAllowed'> & { rules: CacheRuleBook };
+export type RouterSectionCache = Omit<NonNullable<PlanningExecutorOptions['sectionCache']>, 'hints' | 'graphHash' | 'staleAllowed'> & { rules: CacheRuleBook };
 
 interface PreparedGraph {
   next: Omit<ServedGraph, 'generation' | 'loadedAt'>;
@@ -67,7 +67,7 @@ function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, r
   const planner =
     deps.queryPlans === false
       ? undefined
-      : createQueryPlanner({
+      : createPlanningExecutor({
           supergraph,
           apiSchema: built.schema,
           executors: built.executors,
@@ -90,7 +90,7 @@ function prepareGraph(deps: SourceDeps, source: string, supergraphSdl: string, r
 }
 
 /** One graph's section cache: its SDL hints under the live rules, its hash, and its routes' fallback switches. */
-function sectionCacheOf(shared: RouterSectionCache, supergraph: Supergraph, routes: Map<string, RouteMetadata>): QueryPlannerOptions['sectionCache'] {
+function sectionCacheOf(shared: RouterSectionCache, supergraph: Supergraph, routes: Map<string, RouteMetadata>): PlanningExecutorOptions['sectionCache'] {
   const { rules, ...rest } = shared;
   return {
     ...rest,
@@ -134,7 +134,7 @@ const WARM_SLICE_MS = 5;
  *    still served by the old graph do not wait behind the warm-up (that would be the spike it avoids).
  * A registry that cannot be read, or a document that no longer parses, only costs its warm plan.
  */
-async function warmPlanner(deps: RegistryGraphSourceOptions, planner: QueryPlanner, limit: number): Promise<void> {
+async function warmPlanner(deps: RegistryGraphSourceOptions, planner: PlanningExecutor, limit: number): Promise<void> {
   const started = Date.now();
   let operations;
   try {

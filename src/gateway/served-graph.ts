@@ -3,7 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { RouteMetadata } from '../registry/route.js';
 import type { SubgraphEndpoint } from './gateway-schema.js';
 import type { QueryPlan } from './plan/plan-types.js';
-import type { QueryPlanner } from './plan/query-planner.js';
+import type { PlanningExecutor } from './plan/planning-executor.js';
 import type { Supergraph } from './supergraph/supergraph.js';
 
 export interface ServedGraph {
@@ -11,8 +11,8 @@ export interface ServedGraph {
   /** The supergraph, parsed once: its SDL, and every fact the plugins read from it (decision 014). */
   readonly supergraph: Supergraph;
   readonly subgraphs: readonly SubgraphEndpoint[];
-  /** Plans and runs the queries it models (absent when the planner is off): see decision 005. */
-  readonly planner?: QueryPlanner;
+  /** Plans and runs every query and mutation (decision 007; absent when query plans are off): see plan/planning-executor.ts. */
+  readonly planner?: PlanningExecutor;
   /** Route metadata per subgraph name (empty for a supergraph file). */
   readonly routes: ReadonlyMap<string, RouteMetadata>;
   /** Increments with every swap in this process. */
@@ -28,8 +28,8 @@ declare module '../request/request-state.js' {
   interface RequestState {
     /** The graph the request started on (`start()`, when the request is parsed): its schema serves the request, whatever swap happens meanwhile. */
     graph: ServedGraph;
-    /** The query plan the request runs, when use-cost-limit looked it up (it charges subgraphs by its fetches); use-query-plans reuses it. */
-    plan: QueryPlan | undefined;
+    /** The query plan the request runs, once looked up (`planOfRequest`, by cost or query plans, whichever asks first); null: none, stitching runs it. */
+    plan: QueryPlan | null | undefined;
   }
 }
 

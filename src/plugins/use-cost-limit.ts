@@ -4,6 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import { BoundedMap } from '../cache/bounded-map.js';
 import { requestError } from '../errors/client-error.js';
 import type { QueryPlan } from '../gateway/plan/plan-types.js';
+import { planOfRequest } from '../gateway/plan/request-plan.js';
 import type { ServedGraph } from '../gateway/served-graph.js';
 import type { PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf } from '../request/request-state.js';
@@ -46,7 +47,7 @@ interface DocumentMemo {
  * The estimate joins the request state (`cost`), where the rate limiter after this plugin reads it.
  * 4. A subgraph whose share of the estimate exceeds its route's `costBudget` is skipped: its sections
  *    come back null with SUBGRAPH_COST_EXCEEDED, the rest of the page is served. The shares follow the
- *    operation's query plan when it has one (looked up once here, kept as the state's `plan`): a field
+ *    operation's query plan when it has one (`planOfRequest`: looked up once per request): a field
  *    is charged to the subgraph whose fetch selects it, so a budget never skips a subgraph for fields
  *    another serves (`@provides`); the estimate is then memoised per plan.
  * 5. After execution, the actual cost (from real list sizes) is measured; both go to
@@ -113,11 +114,10 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
         });
         return;
       }
-      // The plan is looked up here, after authorization decided (it is per decision), and kept on
-      // the state for use-query-plans: the split follows the fetches that will really run.
-      const planner = served.planner;
-      if (planner && served.schema === args.schema) state.plan = planner.planFor(args.document, args.operationName, state.decision?.denied);
-      const cost = state.plan ? estimate(served, args.document, args.operationName ?? undefined, variables, state.plan) : unplanned;
+      // The plan the request runs (looked up once per request, after authorization decided): the
+      // split follows the fetches that will really run.
+      const plan = planOfRequest(state, args);
+      const cost = plan ? estimate(served, args.document, args.operationName ?? undefined, variables, plan) : unplanned;
       state.cost = cost;
       for (const [subgraph, share] of Object.entries(cost.bySubgraph)) {
         const budget = served.routes.get(subgraph)?.costBudget;

@@ -1,5 +1,6 @@
 // Runs the operations that have a plan by their plan; what plans do not model goes on to stitching, chosen once per document.
 import type { Plugin } from 'graphql-yoga';
+import { planOfRequest } from '../gateway/plan/request-plan.js';
 import { requestStateOf } from '../request/request-state.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
@@ -24,8 +25,8 @@ export function useQueryPlans(options: QueryPlansOptions): Plugin {
       // The graph the request started on (its schema is args.schema), whatever swap happened since.
       const state = requestStateOf(args.contextValue);
       const planner = state.graph.planner;
-      // use-cost-limit may have looked the plan up already (same graph, document and decision).
-      const plan = planner && state.graph.schema === args.schema ? (state.plan ?? planner.planFor(args.document, args.operationName, state.decision?.denied)) : undefined;
+      // Looked up once per request: use-cost-limit may have asked already (same graph, document and decision).
+      const plan = planOfRequest(state, args);
       if (!plan) {
         metrics?.executions.inc({ path: 'stitching' });
         return;

@@ -75,7 +75,8 @@ setMaxListeners(0, NEVER);
  * | `principal` | use-authentication | authorization, rate limit, audit, operation registry, subgraph tokens, section cache |
  * | `operation`, `operationName` | use-request-state (execution start) | telemetry, audit, cost, rate limit, deadline, completeness |
  * | `decision` | use-authorization (only when it denies something) | field guards, query plans |
- * | `plan`, `cost`, `skipped` | use-cost-limit | query plans (`plan`), rate limit, subgraph executors |
+ * | `plan` | planOfRequest (gateway/plan/request-plan.ts), first asked by use-cost-limit or use-query-plans | both |
+ * | `cost`, `skipped` | use-cost-limit | rate limit, subgraph executors |
  * | `deadlineMs`, `deadlineAt` | use-deadline (resilience on) | subgraph executors, section cache |
  * | `signal` | made on first read | subgraph executors |
  * | `subgraphsCalled` | subgraph executors | access line, audit row |

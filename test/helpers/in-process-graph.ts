@@ -4,7 +4,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { composeSupergraph } from '../../src/gateway/compose.js';
 import { buildGatewaySchema } from '../../src/gateway/gateway-schema.js';
-import { createQueryPlanner, type QueryPlanner } from '../../src/gateway/plan/query-planner.js';
+import { createPlanningExecutor, type PlanningExecutor } from '../../src/gateway/plan/planning-executor.js';
 
 export interface InProcessSubgraph {
   name: string;
@@ -13,7 +13,7 @@ export interface InProcessSubgraph {
 }
 
 export interface InProcessGraph {
-  planner: QueryPlanner;
+  planner: PlanningExecutor;
   /** The stitched API schema (the other engine). */
   schema: GraphQLSchema;
   /** Documents each subgraph received, printed, since the last `reset()`. */
@@ -37,7 +37,7 @@ export function inProcessGraph(subgraphs: readonly InProcessSubgraph[]): InProce
         return execute({ schema: schemas.get(endpoint.name)!, document: request.document, variableValues: request.variables, contextValue: {} });
       }) as Executor,
   });
-  const planner = createQueryPlanner({ supergraph: built.supergraph, apiSchema: built.schema, executors: built.executors });
+  const planner = createPlanningExecutor({ supergraph: built.supergraph, apiSchema: built.schema, executors: built.executors });
   const json = (result: ExecutionResult) => JSON.parse(JSON.stringify(result)) as ExecutionResult;
   return {
     planner,

@@ -5,23 +5,35 @@ import type { FieldSetTree } from './supergraph-model.js';
 
 type Data = Record<string, unknown>;
 
-/**
- * Objects of `typeName` (or of any of `typeNames`, when given) found along `path` (list items walked
- * through), each once; `untyped` admits objects without `__typename` (at an object-typed position).
- */
-export function collectObjects(value: unknown, path: readonly string[], depth: number, typeName: string, into: Set<Data>, untyped = false, typeNames?: ReadonlySet<string>): void {
+/** Which objects a walk of the merged tree collects. */
+export interface ObjectsAt {
+  /** The response keys down to them (list items are walked through). */
+  readonly path: readonly string[];
+  readonly typeName: string;
+  /** Other `__typename`s that count as the type (an interface's implementations, 8). */
+  readonly typeNames?: ReadonlySet<string>;
+  /** Whether objects without `__typename` count (at an object-typed position). */
+  readonly untyped?: boolean;
+}
+
+/** Objects of the position's type found along its path, each once. */
+export function collectObjects(value: unknown, at: ObjectsAt, into: Set<Data>): void {
+  collectFrom(value, at, 0, into);
+}
+
+function collectFrom(value: unknown, at: ObjectsAt, depth: number, into: Set<Data>): void {
   if (value === null || value === undefined || value instanceof Error || typeof value !== 'object') return;
   if (Array.isArray(value)) {
-    for (const item of value) collectObjects(item, path, depth, typeName, into, untyped, typeNames);
+    for (const item of value) collectFrom(item, at, depth, into);
     return;
   }
   const object = value as Data;
-  if (depth === path.length) {
+  if (depth === at.path.length) {
     const type = object.__typename;
-    if (type === typeName || (untyped && type === undefined) || (typeNames !== undefined && typeNames.has(type as string))) into.add(object);
+    if (type === at.typeName || (at.untyped === true && type === undefined) || (at.typeNames !== undefined && at.typeNames.has(type as string))) into.add(object);
     return;
   }
-  collectObjects(object[path[depth]], path, depth + 1, typeName, into, untyped, typeNames);
+  collectFrom(object[at.path[depth]], at, depth + 1, into);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Ordering and batching: plan steps in an order that follows their dependencies, grouped into one request per subgraph and moment (6).
 import type { DirectiveNode, VariableDefinitionNode } from 'graphql';
+import { lastStage } from './stages.js';
 import { emitFetch } from './emit-documents.js';
 import type { Fetch, FetchStep, PlanStep } from './plan-types.js';
 import { PlanUnsupported } from './supergraph-model.js';
@@ -56,9 +57,9 @@ function groupSteps(planned: readonly PlanStep[]): StepGroup[] {
 /** What a plan's steps cost as requests: how many run one after another at most, and how many there are. */
 export function planCost(planned: readonly PlanStep[]): { sequential: number; calls: number } {
   const groups = groupSteps(planned);
-  const depth: number[] = [];
-  for (const group of groups) depth.push(1 + Math.max(0, ...group.dependsOn.map((d) => depth[d]!)));
-  return { sequential: Math.max(0, ...depth), calls: groups.length };
+  // Stages (stages.ts) count from 0: as many requests one after another as the last stage plus one.
+  const sequential = groups.length === 0 ? 0 : lastStage(groups, (group) => group.dependsOn.map((d) => groups[d]!)) + 1;
+  return { sequential, calls: groups.length };
 }
 
 /** The fetches of a plan's steps (6), each emitted once the fetches it waits for are. */
@@ -73,7 +74,7 @@ export function batchFetches(
   const built = new Map<PlanStep, FetchStep>();
   for (const group of groupSteps(planned)) {
     const operation = mutationRoots.has(group.steps[0]) ? 'mutation' : 'query';
-    fetches.push(emitFetch(fetches.length, group.steps, operation, group.dependsOn.map((id) => fetches[id]), definitions, built, operationDirectives[operation]));
+    fetches.push(emitFetch({ id: fetches.length, steps: group.steps, operation, dependsOn: group.dependsOn.map((id) => fetches[id]) }, { definitions, built, operationDirectives: operationDirectives[operation] }));
   }
   return fetches;
 }

@@ -4,7 +4,7 @@ import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../compose.js';
 import { buildGatewaySchema } from '../gateway-schema.js';
-import { createQueryPlanner } from './query-planner.js';
+import { createPlanningExecutor } from './planning-executor.js';
 
 const WORKLOAD = new URL('../../../bench/workloads/federation-benchmark/', import.meta.url);
 
@@ -13,7 +13,7 @@ function workloadPlanner(executors = new Map<string, Executor>()) {
   const outcome = composeSupergraph(names.map((name) => ({ name, url: `http://${name}.test/graphql`, sdl: readFileSync(new URL(`subgraphs/${name}.graphql`, WORKLOAD), 'utf8') })));
   if (!outcome.ok) throw new Error(JSON.stringify(outcome.errors));
   const { schema } = buildGatewaySchema(outcome.supergraphSdl, { executorFor: () => () => ({ data: null }) });
-  return createQueryPlanner({ supergraph: parse(outcome.supergraphSdl), apiSchema: schema, executors });
+  return createPlanningExecutor({ supergraph: parse(outcome.supergraphSdl), apiSchema: schema, executors });
 }
 
 /** A fetch described by its subgraph and the positions of its steps (`path:Type`, or `root`). */

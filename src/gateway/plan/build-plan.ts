@@ -4,6 +4,7 @@ import { analyseOperation, type OperationAnalysis } from '../../request/operatio
 import { batchFetches } from './batch-fetches.js';
 import { validateDocuments } from './emit-documents.js';
 import type { Fetch, QueryPlan } from './plan-types.js';
+import { lastStage } from './stages.js';
 import { Planner } from './place-fields.js';
 import { PlanUnsupported, type SupergraphModel } from './supergraph-model.js';
 
@@ -62,7 +63,8 @@ const NONE: ReadonlySet<string> = new Set();
  * 9. A plan is made per authorization decision too: a field the caller may not read is left out
  *    of every subgraph document and answered FORBIDDEN at its path, nullability deciding what
  *    else falls; keys and required fields the plan itself needs are still fetched.
- * 10. The plan's own fields (keys, required fields, at any depth) never share a response key with a
+ * 10. The plan's own fields (keys, required fields, at any depth; planned at a position whose
+ *     `need` is set, plan-types.ts) never share a response key with a
  *     different field, the client's or the plan's: one the client's operation uses at that path for
  *     another field, or for the same field with other arguments, goes under a private key. Each
  *     entity step's representations read every field from the key it was fetched under and carry it
@@ -81,7 +83,7 @@ const NONE: ReadonlySet<string> = new Set();
  *     steps one after another win, then the fewest requests, then the subgraph that answers most
  *     of the selection below the field by itself (counting what it `@provides`). The choice is made field by field;
  *     when a way was taken for fewer steps over one as cheap in requests, the operation is planned
- *     again within the first plan's depth, fewest requests deciding, and the cheaper plan is kept.
+ *     again within the first plan's last stage (stages.ts), fewest requests deciding, and the cheaper plan is kept.
  */
 export function buildPlan(
   model: SupergraphModel,
@@ -102,33 +104,38 @@ export function buildPlan(
     if (locations.includes(DirectiveLocation.QUERY)) operationDirectives.query.push(directive);
     if (locations.includes(DirectiveLocation.MUTATION)) operationDirectives.mutation.push(directive);
   }
-  const first = planOnce(model, schema, analysis, operation, operationDirectives, labels, denied, undefined);
+  const request: PlanRequest = { model, schema, analysis, operation, operationDirectives, labels, denied };
+  const first = planOnce(request, undefined);
   // 12. Ways are chosen one field at a time; one chosen for fewer steps may save none in the whole
   // plan (a later field needs that many steps anyway). Planned again within the first plan's
-  // depth, fewest requests deciding, the cheaper plan of the two is kept.
+  // last stage, fewest requests deciding, the cheaper plan of the two is kept.
   if (first.tradeOffs === 0) return first.plan;
   let second: QueryPlan;
   try {
-    second = planOnce(model, schema, analysis, operation, operationDirectives, labels, denied, depthOf(first.plan.fetches)).plan;
+    second = planOnce(request, lastStageOf(first.plan.fetches)).plan;
   } catch (error) {
     if (error instanceof PlanUnsupported) return first.plan;
     throw error;
   }
-  const [a, b] = [depthOf(first.plan.fetches), depthOf(second.fetches)];
+  const [a, b] = [lastStageOf(first.plan.fetches), lastStageOf(second.fetches)];
   return b < a || (b === a && second.fetches.length < first.plan.fetches.length) ? second : first.plan;
 }
 
-function planOnce(
-  model: SupergraphModel,
-  schema: GraphQLSchema,
-  analysis: OperationAnalysis,
-  operation: OperationDefinitionNode,
-  operationDirectives: { query: DirectiveNode[]; mutation: DirectiveNode[] },
-  labels: ReadonlySet<string>,
-  denied: ReadonlySet<string>,
-  depthBudget: number | undefined,
-): { plan: QueryPlan; tradeOffs: number } {
-  const planner = new Planner(model, schema, analysis, labels, denied, depthBudget);
+/** What one operation is planned for: the supergraph, the operation and its analysis, the labels switched on and the fields denied. */
+interface PlanRequest {
+  readonly model: SupergraphModel;
+  readonly schema: GraphQLSchema;
+  readonly analysis: OperationAnalysis;
+  readonly operation: OperationDefinitionNode;
+  /** The operation's own directives, by the operation type of the fetches they may stand on (5). */
+  readonly operationDirectives: { query: DirectiveNode[]; mutation: DirectiveNode[] };
+  readonly labels: ReadonlySet<string>;
+  readonly denied: ReadonlySet<string>;
+}
+
+function planOnce(request: PlanRequest, stageBudget: number | undefined): { plan: QueryPlan; tradeOffs: number } {
+  const { model, schema, analysis, operation, operationDirectives, labels, denied } = request;
+  const planner = new Planner(model, schema, analysis, labels, denied, stageBudget);
   const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
   planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
@@ -139,14 +146,7 @@ function planOnce(
   return { plan: { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults }, tradeOffs: planner.tradeOffs };
 }
 
-/** How many fetches run one after another in the longest chain of the plan, less one (0: root fetches only). */
-function depthOf(fetches: readonly Fetch[]): number {
-  const depths = new Map<Fetch, number>();
-  let deepest = 0;
-  for (const fetch of fetches) {
-    const depth = fetch.dependsOn.reduce((max, d) => Math.max(max, depths.get(d)! + 1), 0);
-    depths.set(fetch, depth);
-    deepest = Math.max(deepest, depth);
-  }
-  return deepest;
+/** The last stage of a plan's fetches (stages.ts): 0 for root fetches only. */
+function lastStageOf(fetches: readonly Fetch[]): number {
+  return lastStage(fetches, (fetch) => fetch.dependsOn);
 }

@@ -21,15 +21,9 @@ import { PlanInvalid, PlanUnsupported, type SupergraphModel } from './supergraph
  *    `built` holds the steps of the fetches emitted before (a group only waits for those); each
  *    step of this one is added to it.
  */
-export function emitFetch(
-  id: number,
-  steps: readonly PlanStep[],
-  operation: 'query' | 'mutation',
-  dependsOn: readonly Fetch[],
-  definitions: ReadonlyMap<string, VariableDefinitionNode>,
-  built: Map<PlanStep, FetchStep>,
-  operationDirectives: readonly DirectiveNode[] = [],
-): Fetch {
+export function emitFetch(fetch: FetchDraft, emission: Emission): Fetch {
+  const { id, steps, operation, dependsOn } = fetch;
+  const { definitions, built, operationDirectives = [] } = emission;
   const used = new Set<string>();
   const renamed = { any: false };
   const selections: SelectionNode[] = [];
@@ -84,6 +78,24 @@ export function emitFetch(
     document: operationDocument(operation, variableDefinitions, { kind: Kind.SELECTION_SET, selections }, operationDirectives),
     variableNames: Object.freeze([...used]),
   });
+}
+
+/** One fetch to emit: its id (its place in the plan), its steps, operation type and the fetches it waits for. */
+export interface FetchDraft {
+  readonly id: number;
+  readonly steps: readonly PlanStep[];
+  readonly operation: 'query' | 'mutation';
+  readonly dependsOn: readonly Fetch[];
+}
+
+/** What every fetch of one plan is emitted with. */
+export interface Emission {
+  /** The client operation's variable definitions, by name. */
+  readonly definitions: ReadonlyMap<string, VariableDefinitionNode>;
+  /** The steps of the fetches emitted so far (each fetch adds its own). */
+  readonly built: Map<PlanStep, FetchStep>;
+  /** The client operation's directives that may stand on this operation type (default none). */
+  readonly operationDirectives?: readonly DirectiveNode[];
 }
 
 /** A planned step as the runner reads it: frozen, its dependencies the built steps of earlier fetches. */

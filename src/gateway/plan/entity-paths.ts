@@ -15,6 +15,7 @@ import type { Frame, PlanStep, Scope } from './plan-types.js';
 import { PROVIDED_ON, PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 import { mergeTree } from './selection-tree.js';
 import { TYPENAME } from './selection-tree.js';
+import { stageOf } from './stages.js';
 
 /** What choosing a subgraph reads: the supergraph, the API schema and the progressive-override labels switched on. */
 export interface PlanContext {
@@ -32,7 +33,7 @@ export interface WayContext extends PlanContext {
   /** Whether a root field may be selected again in another subgraph's root fetch: in a query, never in a mutation. */
   readonly rootLookups: boolean;
   /** When set, a way no deeper than this many steps is as good as a shallower one: fewer requests decide (see buildPlan). */
-  readonly depthBudget?: number;
+  readonly stageBudget?: number;
 }
 
 /** How a field is had. */
@@ -51,7 +52,7 @@ export interface Way {
   /** The interface the look-up names, for a subgraph that knows it as an `@interfaceObject` (8). */
   readonly lookupType?: string;
   /** How many steps run one after another before the field is had (0: in a root fetch). */
-  readonly depth: number;
+  readonly stage: number;
   /** How many requests the way adds: its look-up, unless one of that subgraph is made there or can share its request, and the hops for its key. */
   readonly calls: number;
   /** A way as cheap in requests was left for this one because it takes more steps one after another (its requests may be shared). */
@@ -164,7 +165,7 @@ const MAX_KEY_HOPS = 3;
  *     Above the field's own position, the look-up re-selects the fields on the way down, so every
  *     subgraph of the way must resolve each of them (a value type with no key of its own is
  *     reached from the nearest entity, or the root, that such a subgraph can look up).
- *     With a depth budget (buildPlan's second pass), depths within it count as equal.
+ *     With a stage budget (buildPlan's second pass), stages within it count as equal.
  *     No way at all makes the operation unsatisfiable (3), unless the search passed over a way
  *     it does not follow (a look-up of an interface above the field, a key field of abstract
  *     type): then the planner only does not know one (PlanUnsupported). MAX_KEY_HOPS is taken
@@ -172,16 +173,16 @@ const MAX_KEY_HOPS = 3;
  */
 export function chooseWay(ctx: WayContext, frame: Frame, fieldName: string, coverage: (graph: string) => Coverage): Way {
   const ways = new Ways(ctx);
-  const budget = ctx.depthBudget;
+  const budget = ctx.stageBudget;
   let best: Option | undefined;
   let bestScore: number[] = [];
-  const scored: { depth: number; calls: number }[] = [];
+  const scored: { stage: number; calls: number }[] = [];
   for (const option of ways.options(ways.placeOf(frame), fieldName, MAX_KEY_HOPS, budget)) {
     const { covered, total } = coverage(option.graph);
     // What the subgraph leaves uncovered below the field costs at least one more request.
     const calls = option.calls + (covered < total ? 1 : 0);
-    scored.push({ depth: option.depth, calls });
-    const score = [budget === undefined ? option.depth : Math.max(0, option.depth - budget), calls, -covered, option.level];
+    scored.push({ stage: option.stage, calls });
+    const score = [budget === undefined ? option.stage : Math.max(0, option.stage - budget), calls, -covered, option.level];
     if (best === undefined || lexicallyLess(score, bestScore)) {
       best = option;
       bestScore = score;
@@ -193,7 +194,7 @@ export function chooseWay(ctx: WayContext, frame: Frame, fieldName: string, cove
   }
   const from = best.from?.frame;
   if (best.kind !== 'root' && !from) throw new PlanUnsupported(`a way to ${frame.type.name}.${fieldName} from a position not planned`);
-  return { kind: best.kind, level: best.level, graph: best.graph, from, key: best.key, lookupType: best.lookupType, depth: best.depth, calls: best.calls, tradeOff: scored.some((o) => o.depth > best.depth && o.calls <= bestScore[1]) };
+  return { kind: best.kind, level: best.level, graph: best.graph, from, key: best.key, lookupType: best.lookupType, stage: best.stage, calls: best.calls, tradeOff: scored.some((o) => o.stage > best.stage && o.calls <= bestScore[1]) };
 }
 
 /**
@@ -277,7 +278,7 @@ interface Place {
   readonly position: string;
   readonly provided: FieldSetTree | undefined;
   /** Steps run one after another before the objects are there. */
-  readonly depth: number;
+  readonly stage: number;
   readonly above?: { readonly place: Place; readonly name: string };
   readonly frame?: Frame;
 }
@@ -289,12 +290,23 @@ interface Option {
   readonly from?: Place;
   readonly key?: string;
   readonly lookupType?: string;
-  readonly depth: number;
+  readonly stage: number;
   readonly calls: number;
 }
 
+/** A look-up before its requests are counted: from which place, by which key, how deep, and the requests its key takes. */
+interface LookupDraft {
+  readonly level: number;
+  readonly graph: string;
+  readonly from: Place;
+  readonly key: string;
+  readonly lookupType?: string;
+  readonly stage: number;
+  readonly keyCalls: number;
+}
+
 interface Estimate {
-  readonly depth: number;
+  readonly stage: number;
   readonly calls: number;
 }
 
@@ -311,9 +323,9 @@ class Ways {
   readonly #children = new Map<Place, Map<string, Place>>();
   readonly #best = new Map<string, Estimate | null>();
   readonly #ids = new Map<Place, number>();
-  readonly #depths = new Map<PlanStep, number>();
-  /** The entity steps of each subgraph: their positions and depths. */
-  readonly #entitySteps = new Map<string, { positions: Set<string>; depths: Set<number> }>();
+  readonly #stages = new Map<PlanStep, number>();
+  /** The entity steps of each subgraph: their positions and stages. */
+  readonly #entitySteps = new Map<string, { positions: Set<string>; stages: Set<number> }>();
   /** Whether the search passed over a way it does not follow (see chooseWay): finding none then proves nothing. */
   incomplete = false;
 
@@ -328,7 +340,7 @@ class Ways {
         path: frame.path,
         position: frame.position,
         provided: frame.provided,
-        depth: this.depthOf(frame.step),
+        stage: this.stageOf(frame.step),
         above: frame.above && { place: this.placeOf(frame.above.frame), name: frame.above.name },
         frame,
       };
@@ -337,38 +349,32 @@ class Ways {
     return place;
   }
 
-  depthOf(step: PlanStep): number {
-    let depth = this.#depths.get(step);
-    if (depth === undefined) {
-      depth = 0;
-      for (const dependency of step.dependsOn) depth = Math.max(depth, this.depthOf(dependency) + 1);
-      this.#depths.set(step, depth);
-    }
-    return depth;
+  stageOf(step: PlanStep): number {
+    return stageOf(step, dependenciesOf, this.#stages);
   }
 
   /**
    * The way's options for the field at the place: a, b and c of chooseWay, with 8 at the position
    * itself. Above it, a subgraph is passed over at a level where no option can beat (be shallower
    * than, or as shallow and free as) the best it has below: ties go to the way nearest the field.
-   * Depths within `budget` count as none (see chooseWay).
+   * Stages within `budget` count as none (see chooseWay).
    */
   options(place: Place, name: string, hops: number, budget?: number): Option[] {
     const { model, labels } = this.ctx;
     const type = place.type;
     const found: Option[] = [];
-    const over = (depth: number): number => (budget === undefined ? depth : Math.max(0, depth - budget));
+    const over = (stage: number): number => (budget === undefined ? stage : Math.max(0, stage - budget));
     const bestOf = new Map<string, Estimate>();
     const add = (option: Option): void => {
       found.push(option);
       const best = bestOf.get(option.graph);
-      if (!best || over(option.depth) < over(best.depth) || (over(option.depth) === over(best.depth) && option.calls < best.calls)) bestOf.set(option.graph, option);
+      if (!best || over(option.stage) < over(best.stage) || (over(option.stage) === over(best.stage) && option.calls < best.calls)) bestOf.set(option.graph, option);
     };
     /** Whether the best option of the subgraph so far beats any at least this deep. */
-    const beaten = (best: Estimate | undefined, depth: number): boolean => best !== undefined && (over(best.depth) < over(depth) || (over(best.depth) === over(depth) && best.calls === 0));
+    const beaten = (best: Estimate | undefined, stage: number): boolean => best !== undefined && (over(best.stage) < over(stage) || (over(best.stage) === over(stage) && best.calls === 0));
     const here = [place, ...this.others(place)];
     // a. Another step holding these objects, in a subgraph that resolves the field.
-    for (const holder of here) if (holder.graph !== place.graph && this.returnable(holder.type, name, holder.graph, holder.provided)) add({ kind: 'extend', level: 0, graph: holder.graph, from: holder, depth: holder.depth, calls: 0 });
+    for (const holder of here) if (holder.graph !== place.graph && this.returnable(holder.type, name, holder.graph, holder.provided)) add({ kind: 'extend', level: 0, graph: holder.graph, from: holder, stage: holder.stage, calls: 0 });
     // b. A look-up here. A field with @requires in the current subgraph is resolved there too, but by a look-up that carries what it requires.
     for (const graph of model.resolversOf(type.name, name, labels)) {
       const requires = model.requiresOf(type.name, name, graph);
@@ -377,8 +383,8 @@ class Ways {
         if (holder.graph === graph && requires === undefined) continue;
         for (const key of model.keysIn(type.name, graph)) {
           const keyed = this.obtain(holder, model.fieldSet(key), hops);
-          const required = requires === undefined ? { depth: 0, calls: 0 } : this.obtain(holder, model.fieldSet(requires), hops);
-          if (keyed && required) add(this.lookup(0, graph, holder, key, undefined, Math.max(keyed.depth, required.depth) + 1, keyed.calls + required.calls, place));
+          const required = requires === undefined ? { stage: 0, calls: 0 } : this.obtain(holder, model.fieldSet(requires), hops);
+          if (keyed && required) add(this.lookup(place, { level: 0, graph, from: holder, key, stage: Math.max(keyed.stage, required.stage) + 1, keyCalls: keyed.calls + required.calls }));
         }
       }
     }
@@ -391,7 +397,7 @@ class Ways {
           for (const holder of here) {
             for (const key of model.keysIn(iface.name, graph)) {
               const keyed = this.obtain(holder, model.fieldSet(key), hops);
-              if (keyed) add(this.lookup(0, graph, holder, key, iface.name, keyed.depth + 1, keyed.calls, place));
+              if (keyed) add(this.lookup(place, { level: 0, graph, from: holder, key, lookupType: iface.name, stage: keyed.stage + 1, keyCalls: keyed.calls }));
             }
           }
         }
@@ -411,12 +417,12 @@ class Ways {
       // may depend on the subgraph (a Node interface split across subgraphs, each knowing its own).
       if (atRoot && (!this.ctx.rootLookups || getNamedType(link.parent.getFields()[link.name].type).name !== link.child.name)) break;
       const holders = fitting.length > 0 ? [ancestor, ...this.others(ancestor)] : [];
-      const shallowest = Math.min(...holders.map((holder) => holder.depth));
+      const shallowest = Math.min(...holders.map((holder) => holder.stage));
       for (const graph of fitting) {
         if (beaten(bestOf.get(graph), shallowest)) continue;
-        for (const holder of holders) if (holder.graph === graph) add({ kind: 'extend', level, graph, from: holder, depth: holder.depth, calls: 0 });
+        for (const holder of holders) if (holder.graph === graph) add({ kind: 'extend', level, graph, from: holder, stage: holder.stage, calls: 0 });
         if (atRoot) {
-          if (!holders.some((holder) => holder.graph === graph)) add({ kind: 'root', level, graph, depth: 0, calls: 1 });
+          if (!holders.some((holder) => holder.graph === graph)) add({ kind: 'root', level, graph, stage: 0, calls: 1 });
           continue;
         }
         if (!isObjectType(ancestor.type)) {
@@ -424,10 +430,10 @@ class Ways {
           continue;
         }
         for (const holder of holders) {
-          if (holder.graph === graph || beaten(bestOf.get(graph), holder.depth + 1)) continue;
+          if (holder.graph === graph || beaten(bestOf.get(graph), holder.stage + 1)) continue;
           for (const key of model.keysIn(ancestor.type.name, graph)) {
             const keyed = this.obtain(holder, model.fieldSet(key), hops);
-            if (keyed) add(this.lookup(level, graph, holder, key, undefined, keyed.depth + 1, keyed.calls, ancestor));
+            if (keyed) add(this.lookup(ancestor, { level, graph, from: holder, key, stage: keyed.stage + 1, keyCalls: keyed.calls }));
           }
         }
       }
@@ -437,14 +443,15 @@ class Ways {
   }
 
   /** A look-up of the objects at `at` (the level's place): its own request unless it shares one. */
-  lookup(level: number, graph: string, from: Place, key: string, lookupType: string | undefined, depth: number, keyCalls: number, at: Place): Option {
-    const shared = this.shares(graph, at.path, at.type.name, depth);
-    return { kind: 'lookup', level, graph, from, key, lookupType, depth, calls: keyCalls + (shared ? 0 : 1) };
+  lookup(at: Place, draft: LookupDraft): Option {
+    const { level, graph, from, key, lookupType, stage, keyCalls } = draft;
+    const shared = this.shares(graph, at.path, at.type.name, stage);
+    return { kind: 'lookup', level, graph, from, key, lookupType, stage, calls: keyCalls + (shared ? 0 : 1) };
   }
 
   /** What it takes to give the place's objects every field of the set: directly, or through look-ups (at most `hops` deep). */
   obtain(place: Place, fields: FieldSetTree, hops: number): Estimate | undefined {
-    let depth = place.depth;
+    let stage = place.stage;
     let calls = 0;
     for (const [name, sub] of fields) {
       if (name === TYPENAME) continue;
@@ -457,13 +464,13 @@ class Ways {
           this.incomplete = true;
           return undefined;
         }
-        got = this.obtain(this.child(place, name, type, place.graph, place.depth, providedFor(place.provided?.get(name), type, this.ctx.schema)), sub, hops);
+        got = this.obtain(this.child(place, name, type, place.graph, place.stage, providedFor(place.provided?.get(name), type, this.ctx.schema)), sub, hops);
       } else if (hops > 0) got = this.best(place, name, sub, hops - 1);
       if (!got) return undefined;
-      depth = Math.max(depth, got.depth);
+      stage = Math.max(stage, got.stage);
       calls += got.calls;
     }
-    return { depth, calls };
+    return { stage, calls };
   }
 
   /** The cheapest way to one field of a key (with its own nested fields), memoised for the choice. */
@@ -484,10 +491,10 @@ class Ways {
           break;
         }
         const own = this.ctx.model.providesOf(option.lookupType ?? place.type.name, name, option.graph);
-        const rest = this.obtain(this.child(place, name, type, option.graph, option.depth, own ? providedFor(this.ctx.model.providedSet(own), type, this.ctx.schema) : undefined), sub, hops);
-        estimate = rest && { depth: Math.max(option.depth, rest.depth), calls: option.calls + rest.calls };
+        const rest = this.obtain(this.child(place, name, type, option.graph, option.stage, own ? providedFor(this.ctx.model.providedSet(own), type, this.ctx.schema) : undefined), sub, hops);
+        estimate = rest && { stage: Math.max(option.stage, rest.stage), calls: option.calls + rest.calls };
       }
-      if (estimate && (!best || estimate.depth < best.depth || (estimate.depth === best.depth && estimate.calls < best.calls))) best = estimate;
+      if (estimate && (!best || estimate.stage < best.stage || (estimate.stage === best.stage && estimate.calls < best.calls))) best = estimate;
     }
     this.#best.set(memo, best ?? null);
     return best;
@@ -512,32 +519,32 @@ class Ways {
   }
 
   /**
-   * Whether a look-up in `graph` at this position and depth adds no request: a step of that
-   * subgraph is made there already, or one at that depth shares its request (batchFetches 6).
+   * Whether a look-up in `graph` at this position and stage adds no request: a step of that
+   * subgraph is made there already, or one at that stage shares its request (batchFetches 6).
    */
-  shares(graph: string, path: readonly string[], typeName: string, depth: number): boolean {
+  shares(graph: string, path: readonly string[], typeName: string, stage: number): boolean {
     let steps = this.#entitySteps.get(graph);
     if (!steps) {
-      steps = { positions: new Set(), depths: new Set() };
+      steps = { positions: new Set(), stages: new Set() };
       for (const step of this.ctx.entitySteps(graph)) {
         steps.positions.add(positionKey(step.path, step.entityType!));
-        steps.depths.add(this.depthOf(step));
+        steps.stages.add(this.stageOf(step));
       }
       this.#entitySteps.set(graph, steps);
     }
-    return steps.depths.has(depth) || steps.positions.has(positionKey(path, typeName));
+    return steps.stages.has(stage) || steps.positions.has(positionKey(path, typeName));
   }
 
   /** The objects below one field of the place, as `graph` would hold them (considered only). */
-  child(place: Place, name: string, type: GraphQLObjectType, graph: string, depth: number, provided: FieldSetTree | undefined): Place {
+  child(place: Place, name: string, type: GraphQLObjectType, graph: string, stage: number, provided: FieldSetTree | undefined): Place {
     let children = this.#children.get(place);
     if (!children) this.#children.set(place, (children = new Map()));
-    const id = `${name}\u0000${graph}\u0000${depth}`;
+    const id = `${name}\u0000${graph}\u0000${stage}`;
     let child = children.get(id);
     if (!child) {
       const position = typedPosition(place.position, name, type.name);
       const planned = this.ctx.framesAt(position).find((frame) => frame.graph === graph);
-      child = planned ? this.placeOf(planned) : { type, graph, path: [...place.path, name], position, provided, depth, above: { place, name } };
+      child = planned ? this.placeOf(planned) : { type, graph, path: [...place.path, name], position, provided, stage, above: { place, name } };
       children.set(id, child);
     }
     return child;
@@ -553,6 +560,10 @@ class Ways {
 /** A position with the type at each response key of its path (Frame.position). */
 export function typedPosition(parent: string | undefined, key: string | undefined, typeName: string): string {
   return parent === undefined ? typeName : `${parent}\u0001${key}\u0002${typeName}`;
+}
+
+function dependenciesOf(step: PlanStep): Iterable<PlanStep> {
+  return step.dependsOn;
 }
 
 function positionKey(path: readonly string[], typeName: string): string {

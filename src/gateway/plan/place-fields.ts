@@ -19,7 +19,7 @@ import type { FieldGroups, Guards, OperationAnalysis } from '../../request/opera
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
 import { planCost } from './batch-fetches.js';
 import { chooseWay, compositeTypeOf, fieldScope, hasLookup, localFieldType, providedFor, subgraphKey, typedPosition, typeResolver, type Coverage, type Scope, type Way } from './entity-paths.js';
-import type { Above, Frame, PlanStep, PlannedDenial, PlannedField, RepresentationDraft, SelectionTree } from './plan-types.js';
+import type { Above, Frame, Need, PlanStep, PlannedDenial, PlannedField, Position, RepresentationDraft, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree } from './selection-tree.js';
 import { PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
@@ -27,6 +27,9 @@ import { PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphM
 const INTROSPECTION_ROOTS = new Set(['__typename', '__schema', '__type']);
 
 const NO_ROOTS: ReadonlyMap<string, PlanStep> = new Map();
+
+/** The need of what is wanted whenever its objects are (a key that tells an object's type). */
+const ALWAYS: Need = Object.freeze({ included: undefined });
 
 /** How deep below a field its coverage is counted (deeper fields rarely decide between subgraphs). */
 const COVERAGE_DEPTH = 4;
@@ -55,10 +58,6 @@ export class Planner {
   readonly #clientKeys = new Map<string, Map<string, Set<string>>>();
   /** 10. The plan's own fields (keys, required fields) at each path: the response key of each field signature. */
   readonly #planKeys = new Map<string, Map<string, string>>();
-  /** Above 0 while planning what the plan itself needs (keys, required fields), which no denial removes. */
-  #internal = 0;
-  /** While planning what the plan needs for a field: when that field is wanted (11). */
-  #internalIncluded: readonly Guards[] | undefined;
 
   constructor(
     readonly model: SupergraphModel,
@@ -69,8 +68,8 @@ export class Planner {
     readonly labels: ReadonlySet<string>,
     /** Coordinates (`Type.field`) the authorization decision denies: 9. */
     readonly denied: ReadonlySet<string>,
-    /** The depth within which ways are chosen by fewest requests (12, see buildPlan); none: by fewest steps first. */
-    readonly depthBudget?: number,
+    /** The last stage (stages.ts) within which ways are chosen by fewest requests (12, see buildPlan); none: by fewest steps first. */
+    readonly stageBudget?: number,
   ) {}
 
   /**
@@ -80,11 +79,12 @@ export class Planner {
    *     plan puts something else there: another field (`id: name`), or the same field with other
    *     arguments (`price(currency: "EUR")` beside a required `price(currency: "USD")`). Then the
    *     field takes a private key (`__sy_price`, `__sy_price_2`, ...), one per field and arguments
-   *     at that path; representations read it there and carry it under its name.
+   *     at that path; representations read it there and carry it under its name. (Whose field it
+   *     is, the client's or the plan's, is the position's `need`.)
    */
-  responseKey(path: readonly string[], key: string, name: string, args: readonly ArgumentNode[]): string {
-    if (this.#internal === 0) return key;
-    const at = pathKey(path);
+  responseKey(where: Position, key: string, name: string, args: readonly ArgumentNode[]): string {
+    if (!where.need) return key;
+    const at = pathKey(where.path);
     let planned = this.#planKeys.get(at);
     if (!planned) this.#planKeys.set(at, (planned = new Map()));
     const signature = fieldSignature(name, args);
@@ -108,8 +108,8 @@ export class Planner {
    *     (the analysis's, any of which passing wants it); undefined when one always executes. What
    *     the plan needs for another field is wanted when that field is.
    */
-  includedOf(nodes: readonly FieldNode[]): readonly Guards[] | undefined {
-    if (this.#internal > 0) return this.#internalIncluded;
+  includedOf(nodes: readonly FieldNode[], need: Need | undefined): readonly Guards[] | undefined {
+    if (need) return need.included;
     const alternatives: Guards[] = [];
     for (const node of nodes) {
       for (const guards of this.analysis.guardsOf(node)) {
@@ -184,9 +184,12 @@ export class Planner {
     return into;
   }
 
-  /** 9. Whether the caller may not read the client's field: then it is recorded for the runner to answer FORBIDDEN. */
-  deny(type: GraphQLObjectType | GraphQLInterfaceType, name: string, key: string, path: readonly string[]): boolean {
-    if (this.#internal > 0 || this.denied.size === 0) return false;
+  /**
+   * 9. Whether the caller may not read the client's field: then it is recorded for the runner to
+   *    answer FORBIDDEN. What the plan needs itself (`need`) is never denied.
+   */
+  deny(type: GraphQLObjectType | GraphQLInterfaceType, name: string, key: string, path: readonly string[], need?: Need): boolean {
+    if (need || this.denied.size === 0) return false;
     const coordinate = `${type.name}.${name}`;
     if (!this.denied.has(coordinate)) return false;
     this.denials.push({ path, typeName: type.name, objectTypes: this.objectTypesOf(type.name), key, coordinate });
@@ -204,21 +207,6 @@ export class Planner {
     return new Set([type.name, ...this.schema.getPossibleTypes(type).map((possible) => possible.name)]);
   }
 
-  /**
-   * Plans what the plan itself needs (a key, required fields): fetched whatever the caller may read,
-   * whenever `included` (the guards of the field it is needed for; absent: always) wants it.
-   */
-  internal(plan: () => void, included?: readonly Guards[]): void {
-    const outer = this.#internalIncluded;
-    if (this.#internal === 0) this.#internalIncluded = included;
-    this.#internal++;
-    try {
-      plan();
-    } finally {
-      this.#internal--;
-      this.#internalIncluded = outer;
-    }
-  }
 
   planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
     this.recordClientKeys(rootType, selectionSet);
@@ -237,7 +225,7 @@ export class Planner {
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
       planned.push({ key, nodes, graphs });
     }
-    const choices = new Map(planned.map((field) => [field, this.rootChoices(rootType, selectionSet, field.key, field.nodes, field.graphs, scope, serial)]));
+    const choices = new Map(planned.map((field) => [field, this.rootChoices(rootType, selectionSet, field, scope, serial)]));
     if (serial) {
       let previous: PlanStep[] = [];
       for (const field of planned) {
@@ -245,7 +233,7 @@ export class Planner {
         const step = this.newStep(cheapest(choices.get(field)!, NO_ROOTS).graph, [], undefined);
         this.mutationRoots.add(step);
         for (const before of previous) step.dependsOn.add(before);
-        this.planObjectFields(rootType, new Map([[field.key, field.nodes]]), step.graph, step, step.selection, [], undefined, new Set(), scope, undefined);
+        this.planObjectFields(rootType, new Map([[field.key, field.nodes]]), rootPosition(step, scope), new Set());
         // 1. The next mutation field waits for everything this one needs, its entity steps included.
         previous = this.steps.slice(first);
       }
@@ -259,8 +247,7 @@ export class Planner {
     };
     for (const field of [...planned].sort((a, b) => ties(a) - ties(b))) {
       const graph = cheapest(choices.get(field)!, this.#roots).graph;
-      const step = this.rootStep(graph);
-      this.planObjectFields(rootType, new Map([[field.key, field.nodes]]), graph, step, step.selection, [], undefined, new Set(), scope, undefined);
+      this.planObjectFields(rootType, new Map([[field.key, field.nodes]]), rootPosition(this.rootStep(graph), scope), new Set());
     }
   }
 
@@ -269,17 +256,18 @@ export class Planner {
    *    ways to what it leaves included, 12). One from which part of the selection has no source at
    *    all is never chosen; when that holds for each, the operation is unsatisfiable.
    */
-  rootChoices(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, key: string, nodes: readonly FieldNode[], graphs: readonly string[], scope: Scope, serial: boolean): RootCost[] {
+  rootChoices(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, field: RootField, scope: Scope, serial: boolean): RootCost[] {
+    const { key, nodes, graphs } = field;
     if (graphs.length === 1) return [{ graph: graphs[0], sequential: 0, calls: 0, covered: 0, lookups: 0 }];
     const costs: RootCost[] = [];
     let failure: PlanUnsupported | undefined;
     for (const graph of graphs) {
-      const trial = new Planner(this.model, this.schema, this.analysis, this.labels, this.denied, this.depthBudget);
+      const trial = new Planner(this.model, this.schema, this.analysis, this.labels, this.denied, this.stageBudget);
       trial.recordClientKeys(rootType, selectionSet);
       trial.rootLookups = !serial;
       const step = serial ? trial.newStep(graph, [], undefined) : trial.rootStep(graph);
       try {
-        trial.planObjectFields(rootType, new Map([[key, nodes]]), graph, step, step.selection, [], undefined, new Set(), scope, undefined);
+        trial.planObjectFields(rootType, new Map([[key, nodes]]), rootPosition(step, scope), new Set());
       } catch (error) {
         if (!(error instanceof PlanUnsupported)) throw error;
         // What the planner does not model outweighs a missing source: stitching may still answer it.
@@ -386,16 +374,8 @@ export class Planner {
   }
 
   /** The frame of a tree planned for objects of a position, made (and recorded there) on first use (12). */
-  frame(
-    type: GraphQLObjectType | GraphQLInterfaceType,
-    graph: string,
-    step: PlanStep,
-    at: SelectionTree,
-    path: readonly string[],
-    provided: FieldSetTree | undefined,
-    scope: Scope,
-    above: Above | undefined,
-  ): Frame {
+  frame(type: GraphQLObjectType | GraphQLInterfaceType, where: Position): Frame {
+    const { graph, step, at, path, provided, scope, above } = where;
     const position = typedPosition(above?.frame.position, above?.key, type.name);
     let byPosition = this.#frameOfTree.get(at);
     if (!byPosition) this.#frameOfTree.set(at, (byPosition = new Map()));
@@ -414,32 +394,26 @@ export class Planner {
   planSelections(
     parentType: GraphQLCompositeType,
     selectionSets: readonly (SelectionSetNode | undefined)[],
-    graph: string,
-    step: PlanStep,
-    at: SelectionTree,
-    path: readonly string[],
-    provided: FieldSetTree | undefined,
+    /** Where: its scope holds the subgraphs that could answer here, and the union members they all have (see fieldScope). */
+    where: Position,
     touched: Set<PlanStep>,
-    /** The subgraphs that could answer here, and the union members they all have (see fieldScope). */
-    scope: Scope,
     /** Response keys another step serves at this position (8). */
-    skip: ReadonlySet<string> | undefined,
-    /** The field whose value holds these objects (12); absent at the root. */
-    above: Above | undefined,
+    skip?: ReadonlySet<string>,
   ): void {
+    const { graph, step, at, provided, scope } = where;
     if (isObjectType(parentType)) {
       // A subgraph whose field has this one member, where another that could answer has not: only the type name.
       if (scope.members && !scope.members.has(parentType.name)) {
         touched.add(step);
         return;
       }
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, providedFor(provided, parentType, this.schema), touched, scope, above);
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), withProvided(where, providedFor(provided, parentType, this.schema)), touched);
       return;
     }
     // An abstract position: the subgraph says which type each object is; plan each type it can
     // return there, as its own schema has them (5).
     if (this.model.isInterfaceObject(parentType.name, graph)) {
-      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, graph, step, at, path, provided, touched, scope, above);
+      this.planInterfaceObject(parentType as GraphQLInterfaceType, selectionSets, where, touched);
       return;
     }
     addLeaf(at, TYPENAME);
@@ -450,7 +424,7 @@ export class Planner {
     if (possibleTypes.length === 0 && isInterfaceType(parentType)) {
       // No object this subgraph returns here has a type of its own, yet every field asked of the
       // interface needs a source: planned on the interface itself (unsatisfiable without one).
-      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), graph, step, at, path, providedFor(provided, parentType, this.schema), touched, scope, above);
+      this.planObjectFields(parentType, without(collectFields(this.schema, this.analysis, parentType, selectionSets), skip), withProvided(where, providedFor(provided, parentType, this.schema)), touched);
       return;
     }
     for (const possibleInGraph of possibleTypes) {
@@ -461,7 +435,7 @@ export class Planner {
       let fragment = at.fragments.get(possible.name);
       if (!fragment) at.fragments.set(possible.name, (fragment = emptyTree()));
       // A `@provides` of abstract type provides per type condition, as the providing subgraph's schema has them.
-      this.planObjectFields(possible, fields, graph, step, fragment, path, providedFor(provided, possible, this.schema), touched, scope, above);
+      this.planObjectFields(possible, fields, inFragment(where, fragment, providedFor(provided, possible, this.schema)), touched);
     }
   }
 
@@ -480,19 +454,10 @@ export class Planner {
    *       the rest are entity look-ups that follow it. Without it the objects keep the interface's
    *       name, and the answer is projected on the interface.
    */
-  planInterfaceObject(
-    iface: GraphQLInterfaceType,
-    selectionSets: readonly (SelectionSetNode | undefined)[],
-    graph: string,
-    step: PlanStep,
-    at: SelectionTree,
-    path: readonly string[],
-    providedHere: FieldSetTree | undefined,
-    touched: Set<PlanStep>,
-    scope: Scope,
-    above: Above | undefined,
-  ): void {
-    const provided = providedFor(providedHere, iface, this.schema);
+  planInterfaceObject(iface: GraphQLInterfaceType, selectionSets: readonly (SelectionSetNode | undefined)[], outer: Position, touched: Set<PlanStep>): void {
+    const provided = providedFor(outer.provided, iface, this.schema);
+    const where = withProvided(outer, provided);
+    const { graph, step, at, path } = where;
     touched.add(step);
     addLeaf(at, TYPENAME);
     const onInterface = collectFields(this.schema, this.analysis, iface, selectionSets);
@@ -519,34 +484,24 @@ export class Planner {
       if (owned || (ofInterface && onInterface.has(key) && hasLookup(this, iface, name, graph, provided))) served.set(key, nodes);
       else needsType = true;
     }
-    this.planObjectFields(iface, served, graph, step, at, path, provided, touched, scope, above);
+    this.planObjectFields(iface, served, where, touched);
     if (!needsType) return;
     const resolver = typeResolver(this, iface, graph, provided);
     const providers = new Set<PlanStep>([step]);
-    this.internal(() => this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), graph, step, at, path, provided, providers, scope, above));
+    // The key of the look-up that tells each object's type: the plan's own need, always wanted.
+    this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), withNeed(where, where.need ?? ALWAYS), providers);
     const resolution = this.entityStep(resolver.graph, path, iface.name, providers, resolver.key);
     resolution.lookupType = iface.name;
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
     touched.add(resolution);
-    this.planSelections(iface, selectionSets, resolver.graph, resolution, resolution.selection, path, undefined, touched, scope, new Set(served.keys()), above);
+    this.planSelections(iface, selectionSets, inStep(where, resolution, undefined), touched, new Set(served.keys()));
   }
 
-  planObjectFields(
-    type: GraphQLObjectType | GraphQLInterfaceType,
-    fields: FieldGroups,
-    graph: string,
-    step: PlanStep,
-    at: SelectionTree,
-    path: readonly string[],
-    provided: FieldSetTree | undefined,
-    touched: Set<PlanStep>,
-    /** The scope of this position: its fields' scopes follow from it. */
-    scope: Scope,
-    /** The field whose value holds these objects (12); absent at the root. */
-    above: Above | undefined,
-  ): void {
-    const frame = this.frame(type, graph, step, at, path, provided, scope, above);
+  /** Plans fields of objects of one type at a position; its scope gives its fields' scopes (fieldScope). */
+  planObjectFields(type: GraphQLObjectType | GraphQLInterfaceType, fields: FieldGroups, where: Position, touched: Set<PlanStep>): void {
+    const { graph, step, at, path, provided, scope, need } = where;
+    const frame = this.frame(type, where);
     const remote: [string, readonly FieldNode[]][] = [];
     for (const [key, nodes] of fields) {
       const node = nodes[0];
@@ -558,22 +513,22 @@ export class Planner {
       }
       if (name.startsWith('__')) throw new PlanUnsupported(`the meta field ${name} below the root`);
       // 9. A field the caller may not read is never fetched; the runner answers it FORBIDDEN.
-      if (this.deny(type, name, key, path)) continue;
+      if (this.deny(type, name, key, path, need)) continue;
       if (!(provided?.has(name) || (this.model.canResolve(type.name, name, graph, this.labels) && !this.model.requiresOf(type.name, name, graph)))) {
         remote.push([key, nodes]);
         continue;
       }
       touched.add(step);
       const returnType = compositeTypeOf(type, name);
-      const responseKey = this.responseKey(path, key, name, node.arguments ?? []);
+      const responseKey = this.responseKey(where, key, name, node.arguments ?? []);
       const conditions = conditionsOf(nodes);
-      const planned = addField(at, responseKey, name, node.arguments ?? [], returnType !== undefined, conditions, subgraphKey(this.model, type, name, graph, responseKey), this.includedOf(nodes));
+      const planned = addField(at, { key: responseKey, name, args: node.arguments ?? [], composite: returnType !== undefined, directives: conditions, subgraphKey: subgraphKey(this.model, type, name, graph, responseKey), included: this.includedOf(nodes, need) });
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.providedSet(own) : undefined);
         const childScope = fieldScope(this, type, name, graph, scope, provided);
-        const below: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives: conditions };
-        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), graph, step, planned.selection!, [...path, responseKey], childProvided, touched, childScope, undefined, below);
+        const above: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives: conditions };
+        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), below(where, planned, above, { provided: childProvided, scope: childScope }), touched);
       }
     }
     for (const [key, nodes] of remote) {
@@ -586,7 +541,7 @@ export class Planner {
       };
       const way = chooseWay(this, frame, name, coverage);
       if (way.tradeOff) this.tradeOffs++;
-      this.follow(way, frame, key, nodes, touched);
+      this.follow(way, frame, { type, key, nodes }, touched, need);
     }
   }
 
@@ -596,10 +551,11 @@ export class Planner {
    * it; then, from the level the way starts at, the client's fields down to the field's position,
    * and the field there with its selection. All of it is wanted when the field is (11).
    */
-  follow(way: Way, frame: Frame, key: string, nodes: readonly FieldNode[], touched: Set<PlanStep>): void {
-    const { type, path } = frame;
+  follow(way: Way, frame: Frame, field: ClientField, touched: Set<PlanStep>, need: Need | undefined): void {
+    const { type } = frame;
+    const { key, nodes } = field;
     const name = nodes[0].name.value;
-    const included = this.includedOf(nodes);
+    const included = this.includedOf(nodes, need);
     const links: Above[] = [];
     let level = frame;
     for (let i = 0; i < way.level; i++) {
@@ -610,7 +566,7 @@ export class Planner {
     if (way.kind === 'extend') top = way.from!;
     else if (way.kind === 'root') {
       const root = this.rootStep(way.graph);
-      top = this.frame(level.type, way.graph, root, root.selection, [], undefined, level.scope, undefined);
+      top = this.frame(level.type, rootPosition(root, level.scope));
     } else {
       // 3. The key and the type name travel in the representation; 4. so do required fields,
       // wherever they come from. Every step that provides one comes before the entity step.
@@ -618,42 +574,44 @@ export class Planner {
       const providers = new Set<PlanStep>([from.step]);
       addLeaf(from.at, TYPENAME);
       const requires = way.level === 0 ? this.model.requiresOf(way.lookupType ?? type.name, name, way.graph) : undefined;
-      this.internal(() => {
-        this.planSelections(from.type, [this.model.fieldSetSelection(way.key!)], from.graph, from.step, from.at, from.path, from.provided, providers, from.scope, undefined, from.above);
-        if (requires) this.planSelections(from.type, [this.model.fieldSetSelection(requires)], from.graph, from.step, from.at, from.path, from.provided, providers, from.scope, undefined, from.above);
-      }, included);
+      // The plan's own need, wanted when the field is (an outer need, if any, stays).
+      const needed = withNeed(from, need ?? { included });
+      this.planSelections(from.type, [this.model.fieldSetSelection(way.key!)], needed, providers);
+      if (requires) this.planSelections(from.type, [this.model.fieldSetSelection(requires)], needed, providers);
       const child = this.entityStep(way.graph, level.path, level.type.name, providers, way.key!, requires);
       if (way.lookupType) child.lookupType = way.lookupType;
       for (const provider of providers) touched.add(provider);
       touched.add(child);
       if (way.level === 0) {
         // Looked up for this field: the field is planned in the look-up whatever its subgraph requires (the representation carries it).
-        this.planLookedUp(type, key, nodes, way, this.frame(type, way.graph, child, child.selection, path, undefined, frame.scope, frame.above), touched);
+        this.planLookedUp(way, field, this.frame(type, inStep(frame, child, undefined)), touched, need);
         return;
       }
-      top = this.frame(level.type, way.graph, child, child.selection, level.path, undefined, level.scope, level.above);
+      top = this.frame(level.type, inStep(level, child, undefined));
     }
     // 12. Down from the level the way starts at: the client's fields again, each below the one before.
     let at = top;
     links.forEach((link, i) => {
       at = this.descend(at, link, i + 1 < links.length ? links[i + 1].frame : frame, included);
     });
-    this.planObjectFields(type, new Map([[key, nodes]]), at.graph, at.step, at.at, at.path, at.provided, touched, at.scope, at.above);
+    this.planObjectFields(type, new Map([[key, nodes]]), withNeed(at, need), touched);
   }
 
   /** The field in the entity step that looks it up at its own position (3, 4, 8). */
-  planLookedUp(type: GraphQLObjectType | GraphQLInterfaceType, key: string, nodes: readonly FieldNode[], way: Way, frame: Frame, touched: Set<PlanStep>): void {
+  planLookedUp(way: Way, field: ClientField, frame: Frame, touched: Set<PlanStep>, need: Need | undefined): void {
+    const { type, key, nodes } = field;
+    const where = withNeed(frame, need);
     const node = nodes[0];
     const name = node.name.value;
     const returnType = compositeTypeOf(type, name);
     const conditions = conditionsOf(nodes);
-    const responseKey = this.responseKey(frame.path, key, name, node.arguments ?? []);
-    const planned = addField(frame.at, responseKey, name, node.arguments ?? [], returnType !== undefined, conditions, subgraphKey(this.model, type, name, way.graph, responseKey), this.includedOf(nodes));
+    const responseKey = this.responseKey(where, key, name, node.arguments ?? []);
+    const planned = addField(frame.at, { key: responseKey, name, args: node.arguments ?? [], composite: returnType !== undefined, directives: conditions, subgraphKey: subgraphKey(this.model, type, name, way.graph, responseKey), included: this.includedOf(nodes, need) });
     if (returnType) {
       const own = this.model.providesOf(way.lookupType ?? type.name, name, way.graph);
       const childScope = fieldScope(this, type, name, way.graph, frame.scope, undefined);
-      const below: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives: conditions };
-      this.planSelections(this.positionType(type, name, way.graph, returnType, planned), subSelections(nodes), way.graph, frame.step, planned.selection!, [...frame.path, responseKey], own ? this.model.providedSet(own) : undefined, touched, childScope, undefined, below);
+      const above: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives: conditions };
+      this.planSelections(this.positionType(type, name, way.graph, returnType, planned), subSelections(nodes), below(where, planned, above, { provided: own ? this.model.providedSet(own) : undefined, scope: childScope }), touched);
     }
   }
 
@@ -666,7 +624,7 @@ export class Planner {
     const { model } = this;
     const localType = localFieldType(model, frame.type, link.name, below.type, frame.graph);
     if (!localType) throw new PlanUnsupported(`${frame.graph} has no ${below.type.name} below ${frame.type.name}.${link.name}`);
-    const planned = addField(frame.at, link.key, link.name, link.arguments, true, link.directives, subgraphKey(model, frame.type, link.name, frame.graph, link.key), included);
+    const planned = addField(frame.at, { key: link.key, name: link.name, args: link.arguments, composite: true, directives: link.directives, subgraphKey: subgraphKey(model, frame.type, link.name, frame.graph, link.key), included });
     let at = planned.selection!;
     if (localType.name !== below.type.name) {
       addLeaf(at, TYPENAME);
@@ -677,7 +635,7 @@ export class Planner {
     const own = model.providesOf(frame.type.name, link.name, frame.graph);
     const provided = providedFor(frame.provided?.get(link.name) ?? (own ? model.providedSet(own) : undefined), below.type, this.schema);
     const scope = fieldScope(this, frame.type, link.name, frame.graph, frame.scope, frame.provided);
-    return this.frame(below.type, frame.graph, frame.step, at, below.path, provided, scope, { frame, key: link.key, name: link.name, arguments: link.arguments, directives: link.directives });
+    return this.frame(below.type, position({ graph: frame.graph, step: frame.step, at, path: below.path, provided, scope, above: { frame, key: link.key, name: link.name, arguments: link.arguments, directives: link.directives } }));
   }
 
   /**
@@ -699,6 +657,58 @@ export class Planner {
 }
 
 /** A path of objects in the answer: the response keys to it. */
+/** A root field and the subgraphs that resolve it (1). */
+interface RootField {
+  readonly key: string;
+  readonly nodes: readonly FieldNode[];
+  readonly graphs: readonly string[];
+}
+
+/** A client's field of objects of `type`: its response key and the nodes merged under it. */
+interface ClientField {
+  readonly type: GraphQLObjectType | GraphQLInterfaceType;
+  readonly key: string;
+  readonly nodes: readonly FieldNode[];
+}
+
+/** A position, frozen: every field read from `where` (a Frame's own fields left behind), then `changes`. */
+function moved(where: Position, changes: Partial<Position>): Position {
+  return position({ graph: where.graph, step: where.step, at: where.at, path: where.path, provided: where.provided, scope: where.scope, above: where.above, need: where.need, ...changes });
+}
+
+function position(fields: Position): Position {
+  return Object.freeze(fields);
+}
+
+/** The top of a root step: the client's fields, nothing provided, nothing above. */
+function rootPosition(step: PlanStep, scope: Scope): Position {
+  return position({ graph: step.graph, step, at: step.selection, path: [], provided: undefined, scope });
+}
+
+function withProvided(where: Position, provided: FieldSetTree | undefined): Position {
+  return moved(where, { provided });
+}
+
+/** The same position, planning for `need` (undefined: the client's fields). */
+function withNeed(where: Position, need: Need | undefined): Position {
+  return moved(where, { need });
+}
+
+/** A type condition's fragment of the position's tree (5), with what is provided to that type. */
+function inFragment(where: Position, fragment: SelectionTree, provided: FieldSetTree | undefined): Position {
+  return moved(where, { at: fragment, provided });
+}
+
+/** The same objects in another step (a look-up), at the top of its selection. */
+function inStep(where: Position, step: PlanStep, provided: FieldSetTree | undefined): Position {
+  return moved(where, { graph: step.graph, step, at: step.selection, provided });
+}
+
+/** The objects of a planned field's value, one level down in the same step. */
+function below(where: Position, planned: PlannedField, above: Above, facts: { provided: FieldSetTree | undefined; scope: Scope }): Position {
+  return moved(where, { at: planned.selection!, path: [...where.path, above.key], above, provided: facts.provided, scope: facts.scope });
+}
+
 function pathKey(path: readonly string[]): string {
   return path.join('\u0000');
 }
@@ -706,7 +716,7 @@ function pathKey(path: readonly string[]): string {
 /** What serving a root field from one subgraph costs (1). */
 interface RootCost {
   graph: string;
-  /** Requests one after another. */
+  /** Requests one after another: the last stage plus one (stages.ts). */
   sequential: number;
   /** Requests. */
   calls: number;

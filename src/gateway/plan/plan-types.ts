@@ -162,23 +162,50 @@ export interface PlanStep {
  * fields go in, and the field above them. A look-up's key is planned in a frame, and a field no
  * look-up reaches at its own position is re-selected from a frame above it (12).
  */
-export interface Frame {
+export interface Frame extends Position {
   readonly type: GraphQLObjectType | GraphQLInterfaceType;
-  readonly graph: string;
-  readonly step: PlanStep;
-  readonly at: SelectionTree;
-  readonly path: readonly string[];
   /**
    * The response keys to it with the type at each of them: frames at one position hold the same
    * objects (a path alone does not tell apart the books below a shelf from those below a store).
    */
   readonly position: string;
+  /** Frames are kept and found again whatever is being planned: they never carry a `need`. */
+  readonly need?: undefined;
+}
+
+/**
+ * Where selections are planned: the subgraph and step, the tree they go in, the response keys
+ * down to it, what a parent field `@provides` there, the scope and the field above. Immutable and
+ * made by small helpers (`positionIn`, `below`, `withNeed`...), so every recursive call holds its
+ * own and none can change another's.
+ */
+export interface Position {
+  readonly graph: string;
+  readonly step: PlanStep;
+  /** The tree the fields go in (the step's selection, a field's, or a type condition's fragment). */
+  readonly at: SelectionTree;
+  readonly path: readonly string[];
   /** Fields a parent field `@provides` here. */
   readonly provided: FieldSetTree | undefined;
   /** The subgraphs that could answer here (fieldScope): what is planned below follows from it. */
   readonly scope: Scope;
   /** The field whose value holds these objects, in its parent's frame; absent at the root. */
   readonly above?: Above;
+  /**
+   * Set while planning what the plan itself needs (a key, required fields) rather than the
+   * client's fields: see Need. Absent: the client's fields.
+   */
+  readonly need?: Need;
+}
+
+/**
+ * What the plan needs for itself (a look-up's key, required fields), planned beside the client's
+ * fields with three differences (place-fields.ts): no denial removes it (9), it goes under a
+ * response key of its own when the client's is taken (10), and it is wanted when the field it is
+ * needed for is (`included`, 11; absent: always). Planning for a need inside another keeps the outer one.
+ */
+export interface Need {
+  readonly included: readonly Guards[] | undefined;
 }
 
 /** The client's field between a frame and the one below it, as a step re-selects it. */

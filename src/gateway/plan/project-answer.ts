@@ -1,6 +1,5 @@
 // The client's answer from a plan run's merged tree: compiled once per document, a walk per request.
 import {
-  getOperationAST,
   getVariableValues,
   GraphQLError,
   isInterfaceType,
@@ -29,6 +28,7 @@ import {
 // graphql-js's own field collection (`@internal`, a stable module of graphql 16): the compiled walk
 // must order and merge fields exactly as `execute` does, conditions and fragments included.
 import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
+import { analyseOperation } from '../../request/operation-analysis.js';
 import { inspect } from 'graphql/jsutils/inspect.js';
 
 type Data = Record<string, unknown>;
@@ -86,12 +86,14 @@ interface Compiled {
 const MAX_CONDITION_VARIANTS = 64;
 
 function compileOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Compiled | null {
-  const operation = getOperationAST(document, operationName);
+  // GetOperation, as every reader of the document picks it (decision 015).
+  const analysis = analyseOperation(document, operationName);
+  const operation = analysis.operation;
   if (!operation) return null;
   const rootType = schema.getRootType(operation.operation);
   if (!rootType) return null;
-  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+  // graphql-js's CollectFields reads fragments from a plain record.
+  const fragments: Record<string, FragmentDefinitionNode> = Object.assign(Object.create(null) as Record<string, FragmentDefinitionNode>, Object.fromEntries(analysis.fragments));
   const conditionVariables = conditionVariablesOf(operation, fragments);
 
   const build = (values: Data): Projection | undefined => {

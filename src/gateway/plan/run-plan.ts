@@ -11,6 +11,34 @@ import { isUnanswered, type GraphQLFormattedErrorLike } from '../../errors/unans
 
 type Data = Record<string, unknown>;
 
+/**
+ * What one request's run of a plan is given: the request-scoped things every fetch reads. The
+ * client's signal and deadline travel in the GraphQL context (its request state), which every
+ * subgraph call receives.
+ */
+export interface RunRequest {
+  /** The executor of each subgraph, by `join__Graph` value. */
+  readonly executorOf: (graph: string) => Executor;
+  /** The request's variables (undefined: none given). */
+  readonly variables: Data | undefined;
+  /** The request's GraphQL context: the request state (signal, deadline, skipped subgraphs) for the subgraph calls. */
+  readonly context: unknown;
+  /** The error a denied field is answered with. */
+  readonly deniedError: (coordinate: string) => Error;
+  /** The section cache as this request may use it (absent: every part is fetched). */
+  readonly sections: RequestSections | undefined;
+}
+
+/** A run in progress: the request, the plan's variable defaults, and what the fetches merge into. */
+interface PlanRunContext extends RunRequest {
+  /** The operation's declared variable defaults (for `@skip`/`@include` of a look-up's fields). */
+  readonly defaults: Readonly<Data>;
+  /** The merged answers so far. */
+  readonly data: Data;
+  /** Errors no field stands for. */
+  readonly unplaced: GraphQLError[];
+}
+
 export interface PlanRun {
   /** The merged answers: response keys as the client asked them, plus the keys and type names the plan added. */
   data: Data;
@@ -19,48 +47,38 @@ export interface PlanRun {
 }
 
 /**
- * 1. A step starts as soon as every step it depends on has merged its answer: independent steps run
- *    in parallel, and an entity step waits only for the steps that find its objects or provide its
- *    `@requires` fields.
+ * 1. A fetch starts as soon as every fetch it depends on has merged its answer: independent fetches
+ *    run in parallel, and an entity fetch waits only for the fetches that find its objects or provide
+ *    its `@requires` fields (not for a whole stage, stages.ts).
  * 2. An entity step walks the merged tree along its path (through list items), keeps the objects of
  *    its type, and sends one representation per distinct entity (keys and required fields). An
  *    object whose key is null or missing (a hop found no entity for it) is no entity: not sent.
  * 3. Answers are merged into the objects they extend. A failed field gets its error object in place
- *    of a value: the projection over the tree (graphql-js execution) then reports it at the field's
- *    own client path, and nulls propagate by the schema's nullability (GraphQL spec 6.4.4).
+ *    of a value: the projection over the tree (the compiled projection, or graphql-js, its
+ *    reference) then reports it at the field's own client path, and nulls propagate by the schema's
+ *    nullability (GraphQL spec 6.4.4).
  * 4. A field the authorization decision denies gets the FORBIDDEN error the same way.
  * 5. With the section cache (section-cache.ts), a part it holds fresh does not go out: a root fetch
  *    whole, an entity look-up per entity (only the misses are sent). Answers without errors are stored.
  * 6. A fetch that failed because its subgraph could not answer is answered from stale copies where
  *    the cache keeps one (noted in the request scope: the answer is labelled STALE, never cached).
  */
-export async function runPlan(
-  plan: QueryPlan,
-  executorOf: (graph: string) => Executor,
-  variables: Data | undefined,
-  context: unknown,
-  deniedError: (coordinate: string) => Error,
-  sections?: RequestSections,
-): Promise<PlanRun> {
-  const data: Data = {};
-  const unplaced: GraphQLError[] = [];
+export async function runPlan(plan: QueryPlan, request: RunRequest): Promise<PlanRun> {
+  const run: PlanRunContext = { ...request, defaults: plan.variableDefaults, data: {}, unplaced: [] };
   const running: Promise<void>[] = [];
   for (const fetch of plan.fetches) {
-    const run = () =>
-      fetch.steps[0].entityType === undefined
-        ? runRootFetch(fetch, executorOf(fetch.graph), data, variables, context, unplaced, sections)
-        : runEntityFetch(fetch, executorOf(fetch.graph), data, variables, plan.variableDefaults, context, unplaced, sections);
-    running[fetch.id] = fetch.dependsOn.length === 0 ? run() : Promise.all(fetch.dependsOn.map((d) => running[d.id])).then(run);
+    const start = () => (fetch.steps[0].entityType === undefined ? runRootFetch(fetch, run) : runEntityFetch(fetch, run));
+    running[fetch.id] = fetch.dependsOn.length === 0 ? start() : Promise.all(fetch.dependsOn.map((d) => running[d.id])).then(start);
   }
   await Promise.all(running);
   // 4. Denied fields last: the plan may have fetched one it needed itself (a key), which the caller still may not read.
   for (const denial of plan.denied) {
     const objects = new Set<Data>();
-    collectObjects(data, denial.path, 0, denial.typeName, objects, true, denial.objectTypes);
-    const error = deniedError(denial.coordinate);
+    collectObjects(run.data, { path: denial.path, typeName: denial.typeName, typeNames: denial.objectTypes, untyped: true }, objects);
+    const error = request.deniedError(denial.coordinate);
     for (const object of objects) object[denial.key] = error;
   }
-  return { data, unplaced };
+  return { data: run.data, unplaced: run.unplaced };
 }
 
 function fetchVariables(fetch: Fetch, variables: Data | undefined, into: Data): Data {
@@ -111,7 +129,9 @@ function restoreTree(value: unknown, tree: SelectionTree): void {
   for (const [typeName, fragment] of tree.fragments) if (object.__typename === undefined || object.__typename === typeName) restoreTree(object, fragment);
 }
 
-async function runRootFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, context: unknown, unplaced: GraphQLError[], sections: RequestSections | undefined): Promise<void> {
+async function runRootFetch(fetch: Fetch, run: PlanRunContext): Promise<void> {
+  const { data, variables, context, unplaced, sections } = run;
+  const executor = run.executorOf(fetch.graph);
   const step = fetch.steps[0];
   // 5. A root fetch is one part: answered from the cache whole, or fetched whole.
   const part = sections?.usable(fetch, step, 1);
@@ -167,13 +187,15 @@ interface Lookup {
   served?: Set<number>;
 }
 
-async function runEntityFetch(fetch: Fetch, executor: Executor, data: Data, variables: Data | undefined, defaults: Readonly<Data>, context: unknown, unplaced: GraphQLError[], sections: RequestSections | undefined): Promise<void> {
+async function runEntityFetch(fetch: Fetch, run: PlanRunContext): Promise<void> {
+  const { data, variables, defaults, context, unplaced, sections } = run;
+  const executor = run.executorOf(fetch.graph);
   const lookups: Lookup[] = [];
   for (const step of fetch.steps) {
     // A look-up whose every field the client's @skip/@include leaves out is not made at all.
     if (!anyIncluded(step, variables, defaults)) continue;
     const found = new Set<Data>();
-    collectObjects(data, step.path, 0, step.entityType!, found, false, step.objectTypes);
+    collectObjects(data, { path: step.path, typeName: step.entityType!, typeNames: step.objectTypes }, found);
     // 2. One representation per distinct entity; every object standing for it gets its answer.
     const representations: Data[] = [];
     const byRepresentation: Data[][] = [];

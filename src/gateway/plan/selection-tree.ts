@@ -10,17 +10,25 @@ export function emptyTree(): SelectionTree {
   return { fields: new Map(), fragments: new Map() };
 }
 
+/** A field to add to a selection tree. */
+export interface FieldToAdd {
+  /** The response key it goes under. */
+  readonly key: string;
+  readonly name: string;
+  readonly args: readonly ArgumentNode[];
+  /** Whether it has a selection of its own (an object, interface or union value). */
+  readonly composite: boolean;
+  /** Its directives (default none). */
+  readonly directives?: readonly DirectiveNode[];
+  /** The alias it is fetched under when its subgraph's type differs (PlannedField.subgraphKey). */
+  readonly subgraphKey?: string;
+  /** When the client's conditions want it (11); absent: always. */
+  readonly included?: readonly Guards[];
+}
+
 /** Adds a field at a response key, or merges with the one already there; two different fields under one key cannot be planned. */
-export function addField(
-  at: SelectionTree,
-  key: string,
-  name: string,
-  args: readonly ArgumentNode[],
-  composite: boolean,
-  directives: readonly DirectiveNode[] = [],
-  subgraphKey?: string,
-  included?: readonly Guards[],
-): PlannedField {
+export function addField(at: SelectionTree, add: FieldToAdd): PlannedField {
+  const { key, name, args, composite, directives = [], subgraphKey, included } = add;
   const existing = at.fields.get(key);
   if (existing) {
     if (existing.name !== name || !sameArguments(existing.arguments, args) || existing.subgraphKey !== subgraphKey) throw new PlanUnsupported(`two different fields under the response key "${key}"`);

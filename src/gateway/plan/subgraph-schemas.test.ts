@@ -2,7 +2,7 @@ import { parse, print, printSchema, printType, type GraphQLObjectType, type Grap
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../compose.js';
 import { buildGatewaySchema } from '../gateway-schema.js';
-import { createQueryPlanner, type PlanOutcome } from './query-planner.js';
+import { createPlanningExecutor, type PlanOutcome } from './planning-executor.js';
 import { extractSubgraphSchemas } from './subgraph-schemas.js';
 
 const fed = (imports: string) => `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: [${imports}])`;
@@ -65,7 +65,7 @@ describe('subgraph schemas read from the supergraph', () => {
     expect(broken).not.toBe(SUPERGRAPH);
     const { schema, executors } = buildGatewaySchema(SUPERGRAPH, { executorFor: () => () => ({ data: null }) });
     const outcomes: [PlanOutcome, string | undefined][] = [];
-    const planner = createQueryPlanner({ supergraph: parse(broken), apiSchema: schema, executors, onPlanned: (outcome, reason) => outcomes.push([outcome, reason]) });
+    const planner = createPlanningExecutor({ supergraph: parse(broken), apiSchema: schema, executors, onPlanned: (outcome, reason) => outcomes.push([outcome, reason]) });
     const document = parse('{ shelf(filter: { genre: SCIFI }) { ... on Book { title } } }');
     expect(planner.planFor(document, undefined)).toBeUndefined();
     expect(outcomes).toEqual([['invalid', expect.stringMatching(/catalog.*Unknown argument "filter"/)]]);

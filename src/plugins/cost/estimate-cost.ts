@@ -76,7 +76,7 @@ export function estimateCost(schema: GraphQLSchema, metadata: CostMetadata, docu
     const walk: Walk = { context, memo: new Map(), nodeIds: new Map(), placement: options.placement };
     const mutation = operation.operation === 'mutation';
     for (const group of collectFields(context, rootType, [operation.selectionSet]).values()) {
-      addScaled(tally, estimateField(walk, group, rootType, undefined, undefined, mutation, ''), 1);
+      addScaled(tally, estimateField(walk, group, { parentType: rootType, parentSubgraph: undefined, upstreamSize: undefined, mutationRoot: mutation, position: '' }), 1);
     }
   }
   return toCostEstimate(tally, notes);
@@ -91,25 +91,30 @@ interface Walk {
   placement: PlanPlacement | undefined;
 }
 
+/** Where a collected field is costed: everything besides its nodes that its cost depends on. */
+interface FieldPosition {
+  readonly parentType: GraphQLObjectType;
+  /** The subgraph its parent field was charged to (the owner rule prefers it). */
+  readonly parentSubgraph: string | undefined;
+  /** The size a parent's `@listSize(sizedFields:)` gives this field's list (rule 5c). */
+  readonly upstreamSize: number | undefined;
+  /** Whether it is a root field of a mutation (rule 3). */
+  readonly mutationRoot: boolean;
+  /** The parent objects' response path (plan-placement.ts); read only with a plan. */
+  readonly position: string;
+}
+
 /**
  * The cost of one collected field (all nodes sharing its response key) for ONE object of its parent
  * type. Memoised on the nodes and everything else the result depends on; results are never mutated.
  */
-function estimateField(
-  walk: Walk,
-  group: readonly FieldNode[],
-  parentType: GraphQLObjectType,
-  parentSubgraph: string | undefined,
-  upstreamSize: number | undefined,
-  mutationRoot: boolean,
-  /** The parent objects' response path (plan-placement.ts); read only with a plan. */
-  position: string,
-): Tally {
+function estimateField(walk: Walk, group: readonly FieldNode[], at: FieldPosition): Tally {
+  const { parentType, parentSubgraph, upstreamSize, mutationRoot, position } = at;
   const node = group[0];
   const field = isIntrospectionField(node) ? undefined : parentType.getFields()[node.name.value];
   if (!field) return emptyTally();
   // With a plan, where a field is fetched depends on its path, so a fragment is costed per path.
-  const key = memoKey(walk, group, parentType, parentSubgraph, upstreamSize, mutationRoot, walk.placement ? position : '');
+  const key = memoKey(walk, group, at);
   const known = walk.memo.get(key);
   if (known) return known;
 
@@ -136,7 +141,7 @@ function estimateField(
       charge(branch, subgraph, ownWeight(context, info, objectType, mutationRoot));
       for (const childGroup of collectFields(context, objectType, group.map((f) => f.selectionSet)).values()) {
         const sized = sizesChildren && settings.sizedFields.includes(childGroup[0].name.value) ? childSize : undefined;
-        addScaled(branch, estimateField(walk, childGroup, objectType, subgraph, sized, false, childAt), 1);
+        addScaled(branch, estimateField(walk, childGroup, { parentType: objectType, parentSubgraph: subgraph, upstreamSize: sized, mutationRoot: false, position: childAt }), 1);
       }
       if (!most || branch.total > most.total) most = branch;
     }
@@ -148,7 +153,10 @@ function estimateField(
   return tally;
 }
 
-function memoKey(walk: Walk, group: readonly FieldNode[], parentType: GraphQLObjectType, parentSubgraph: string | undefined, upstreamSize: number | undefined, mutationRoot: boolean, position: string): string {
+/** The key of a field's cost: its nodes and everything of its position the cost depends on (the path only with a plan). */
+function memoKey(walk: Walk, group: readonly FieldNode[], at: FieldPosition): string {
+  const { parentType, parentSubgraph, upstreamSize, mutationRoot } = at;
+  const position = walk.placement ? at.position : '';
   let ids = '';
   for (const node of group) {
     let id = walk.nodeIds.get(node);

@@ -3,7 +3,7 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../gateway/compose.js';
 import { buildGatewaySchema } from '../../gateway/gateway-schema.js';
-import { createQueryPlanner } from '../../gateway/plan/query-planner.js';
+import { createPlanningExecutor } from '../../gateway/plan/planning-executor.js';
 import { Supergraph } from '../../gateway/supergraph/supergraph.js';
 import { estimateCost } from './estimate-cost.js';
 import { PlanPlacement } from './plan-placement.js';
@@ -37,7 +37,7 @@ function graph() {
   ]);
   if (!outcome.ok) throw new Error(outcome.errors.map((e) => e.message).join('\n'));
   const { schema } = buildGatewaySchema(outcome.supergraphSdl, { executorFor: () => () => ({ data: null }) });
-  const planner = createQueryPlanner({ supergraph: parse(outcome.supergraphSdl), apiSchema: schema, executors: new Map() });
+  const planner = createPlanningExecutor({ supergraph: parse(outcome.supergraphSdl), apiSchema: schema, executors: new Map() });
   const metadata = Supergraph.fromSdl(outcome.supergraphSdl).cost;
   return {
     estimate(text: string, denied?: ReadonlySet<string>) {
