@@ -9,7 +9,7 @@ import { memoryBuckets, type BucketDraw, type TokenBuckets } from './rate-limit/
 export interface RateLimitOptions {
   policies: PolicyBook;
   metrics?: RouterMetrics;
-  /** Where buckets live. Default: this process (memoryBuckets(), 100000 buckets at most). */
+  /** Where buckets live. Default: this process (memoryBuckets(), bounded by its `maxBuckets`, least recently used out first). */
   buckets?: TokenBuckets;
 }
 

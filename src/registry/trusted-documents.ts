@@ -1,6 +1,6 @@
 // Trusted documents (table `trusted_documents`): manifests client teams publish, and the in-memory book every router reads them from.
 import { createHash } from 'node:crypto';
-import { getOperationAST, parse, type DocumentNode } from 'graphql';
+import { parse, type DocumentNode, type OperationDefinitionNode } from 'graphql';
 import type { Database, Queryable } from './database.js';
 
 export interface TrustedDocumentInput {
@@ -46,9 +46,9 @@ export async function publishTrustedDocuments(db: Database, manifest: { clientNa
     } catch (error) {
       throw new InvalidManifestError(`document ${id} does not parse: ${(error as Error).message}`);
     }
-    const operations = document.definitions.filter((d) => d.kind === 'OperationDefinition');
+    const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition');
     if (operations.length === 0) throw new InvalidManifestError(`document ${id} holds no operation`);
-    return { id, body, sha256: sha256(body), operationName: operations.length === 1 ? (getOperationAST(document)?.name?.value ?? null) : null };
+    return { id, body, sha256: sha256(body), operationName: operations.length === 1 ? (operations[0].name?.value ?? null) : null };
   });
   return db.transaction(async (tx) => {
     const { rows: existing } = await tx.query<{ id: string; document: string }>('select id, document from trusted_documents where id = any($1::text[])', [rows.map((r) => r.id)]);
