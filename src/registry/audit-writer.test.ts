@@ -45,6 +45,10 @@ async function tick(ms = 5): Promise<void> {
 /** Only the writer's timers are faked: `setImmediate` (the event loop's turns) and `Date` stay real. */
 const useFakeClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
 
+/**
+ * Not test/helpers' `eventually`: that one waits on a real `setTimeout`, which the fake clock holds; this one
+ * moves the fake clock a few ms per event-loop turn, so the writer's own timers fire while it waits.
+ */
 async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
