@@ -21,6 +21,8 @@ import { forbiddenField } from '../../security/forbidden-field.js';
 import { createDocumentText, type DocumentText } from '../../cache/document-text.js';
 import { analyseOperation } from '../../request/operation-analysis.js';
 import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
+import { withSectionCache } from './cached-fetch.js';
+import { subgraphFetch, type FetchFn } from './subgraph-fetch.js';
 import { createAnswerProjector, interfaceObjectTypeResolver, type Projection } from './project-answer.js';
 
 export interface PlanningExecutorOptions {
@@ -103,7 +105,8 @@ const NONE: ReadonlySet<string> = new Set<string>();
  * does per field and per request (choose subgraphs, build and print their documents), so a request
  * only fills in variables and representations. Made of three named parts:
  * 1. the plan memo (`createPlanMemo`): a plan per document, operation, decision and labels;
- * 2. the run (`runPlan`), with the section cache and the purge of what a mutation returned;
+ * 2. the run (`runPlan`) over each request's fetch functions (the subgraph call, with the section
+ *    cache around it when it is on), and the purge of what a mutation returned;
  * 3. the answer's shape (`createAnswerShaper`): the compiled projection (decision 013), graphql-js
  *    its reference.
  */
@@ -138,7 +141,14 @@ export function createPlanningExecutor(options: PlanningExecutorOptions): Planni
       if (plan.unsatisfiable !== undefined) return { errors: [requestError('QUERY_PLANNING_FAILED', `The query cannot be planned: ${plan.unsatisfiable}.`)] };
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
       const sections = sectionCache?.forRequest(plan, args.contextValue, variables);
-      const run = await runPlan(plan, { executorOf, variables, context: args.contextValue, deniedError, sections });
+      const call = subgraphFetch(executorOf, args.contextValue);
+      // The section cache wraps the subgraph call, for this request only (its viewer, notes and deadline).
+      const fetch = sections ? withSectionCache(sections)(call) : call;
+      const fetchOf = (graph: string): FetchFn => {
+        executorOf(graph); // an unknown subgraph fails the run where it is asked for, as it always has
+        return fetch;
+      };
+      const run = await runPlan(plan, { fetchOf, variables, deniedError });
       if (sectionCache && purgeEntities && plan.fetches.some((f) => f.operation === 'mutation')) {
         // A mutation's answer names the entities it changed: their cached parts go, on every router.
         const entities = sectionCache.mutationEntities(args.document, args.operationName, run.data);

@@ -1,32 +1,29 @@
 // Runs a query plan: each step's subgraph call once its dependencies answered, every answer merged into one tree.
-import { GraphQLError, Kind, OperationTypeNode, valueFromASTUntyped, type ExecutionResult, type ValueNode } from 'graphql';
-import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
+import { GraphQLError, Kind, valueFromASTUntyped, type ValueNode } from 'graphql';
 import { clientError } from '../../errors/client-error.js';
 import { includedByConditions } from '../../request/included-by-conditions.js';
-import type { Fetch, FetchStep, PlannedField, QueryPlan, SelectionTree } from './build-plan.js';
+import type { Fetch, FetchStep, PlannedField, QueryPlan } from './build-plan.js';
 import type { RepresentationTree } from './plan-types.js';
-import { parsePart, UNREADABLE, type RequestSections, type SectionRead, type UsablePart } from './section-cache.js';
 import { collectObjects, lacksKey, mergeInto, representationOf } from './answer-tree.js';
-import { isUnanswered, type GraphQLFormattedErrorLike } from '../../errors/unanswered.js';
+import type { FetchAnswer, FetchFn } from './subgraph-fetch.js';
 
 type Data = Record<string, unknown>;
 
 /**
  * What one request's run of a plan is given: the request-scoped things every fetch reads. The
- * client's signal and deadline travel in the GraphQL context (its request state), which every
- * subgraph call receives.
+ * client's signal and deadline travel in the GraphQL context (its request state), which the fetch
+ * functions carry to every subgraph call.
  */
 export interface RunRequest {
-  /** The executor of each subgraph, by `join__Graph` value. */
-  readonly executorOf: (graph: string) => Executor;
+  /**
+   * The fetch of each subgraph, by `join__Graph` value (subgraph-fetch.ts): the subgraph call, with
+   * the section cache around it when the request may use it (cached-fetch.ts).
+   */
+  readonly fetchOf: (graph: string) => FetchFn;
   /** The request's variables (undefined: none given). */
   readonly variables: Data | undefined;
-  /** The request's GraphQL context: the request state (signal, deadline, skipped subgraphs) for the subgraph calls. */
-  readonly context: unknown;
   /** The error a denied field is answered with. */
   readonly deniedError: (coordinate: string) => Error;
-  /** The section cache as this request may use it (absent: every part is fetched). */
-  readonly sections: RequestSections | undefined;
 }
 
 /** A run in progress: the request, the plan's variable defaults, and what the fetches merge into. */
@@ -58,10 +55,10 @@ export interface PlanRun {
  *    reference) then reports it at the field's own client path, and nulls propagate by the schema's
  *    nullability (GraphQL spec 6.4.4).
  * 4. A field the authorization decision denies gets the FORBIDDEN error the same way.
- * 5. With the section cache (section-cache.ts), a part it holds fresh does not go out: a root fetch
- *    whole, an entity look-up per entity (only the misses are sent). Answers without errors are stored.
- * 6. A fetch that failed because its subgraph could not answer is answered from stale copies where
- *    the cache keeps one (noted in the request scope: the answer is labelled STALE, never cached).
+ * 5. A fetch is a function (`RunRequest.fetchOf`): the runner sends every representation it collected
+ *    and merges the answer by index. What the section cache does (fresh copies not sent, answers
+ *    stored, stale copies for a subgraph that could not answer) happens inside it (cached-fetch.ts);
+ *    an answer it gives from memory is a value, merged without a turn of the event loop.
  */
 export async function runPlan(plan: QueryPlan, request: RunRequest): Promise<PlanRun> {
   const run: PlanRunContext = { ...request, defaults: plan.variableDefaults, data: {}, unplaced: [] };
@@ -86,81 +83,15 @@ function fetchVariables(fetch: Fetch, variables: Data | undefined, into: Data): 
   return into;
 }
 
-/**
- * One subgraph call. The executors turn every failure of a call into an answer with errors; should
- * one throw all the same, its error stands for the fetch's fields like any other, so a plan never
- * fails as a whole (and a mutation is never run a second time by anything).
- */
-async function call(executor: Executor, fetch: Fetch, variables: Data, context: unknown): Promise<ExecutionResult> {
-  const request: ExecutionRequest = { document: fetch.document, variables, context, operationType: fetch.operation === 'mutation' ? OperationTypeNode.MUTATION : OperationTypeNode.QUERY };
-  let result: ExecutionResult;
-  try {
-    result = (await executor(request)) as ExecutionResult;
-  } catch (error) {
-    const failure = error instanceof GraphQLError ? error : clientError('SUBGRAPH_ERROR', `subgraph "${fetch.subgraph}" failed`, { subgraph: fetch.subgraph });
-    return { errors: [failure] };
-  }
-  if (fetch.renamed && result.data) restoreKeys(result.data, fetch);
-  return result;
-}
-
-/** Renames the answer's aliased fields (`PlannedField.subgraphKey`) back to the client's response keys. */
-function restoreKeys(answer: Data, fetch: Fetch): void {
-  for (const step of fetch.steps) {
-    if (step.entityType === undefined) restoreTree(answer, step.selection);
-    else restoreTree(answer[step.alias ?? '_entities'], step.selection);
-  }
-}
-
-function restoreTree(value: unknown, tree: SelectionTree): void {
-  if (value === null || typeof value !== 'object') return;
-  if (Array.isArray(value)) {
-    for (const item of value) restoreTree(item, tree);
-    return;
-  }
-  const object = value as Data;
-  for (const [key, field] of tree.fields) {
-    if (field.subgraphKey && field.subgraphKey in object) {
-      object[key] = object[field.subgraphKey];
-      delete object[field.subgraphKey];
-    }
-    if (field.selection) restoreTree(object[key], field.selection);
-  }
-  for (const [typeName, fragment] of tree.fragments) if (object.__typename === undefined || object.__typename === typeName) restoreTree(object, fragment);
-}
-
 async function runRootFetch(fetch: Fetch, run: PlanRunContext): Promise<void> {
-  const { data, variables, context, unplaced, sections } = run;
-  const executor = run.executorOf(fetch.graph);
+  const { data, unplaced } = run;
+  const fetchFn = run.fetchOf(fetch.graph);
   const step = fetch.steps[0];
-  // 5. A root fetch is one part: answered from the cache whole, or fetched whole.
-  const part = sections?.usable(fetch, step, 1);
-  let key: string | undefined;
-  let read: SectionRead | undefined;
-  if (part) {
-    key = sections!.keyOf(fetch, part);
-    const reads = sections!.read(fetch, step, part, [key]);
-    [read] = reads instanceof Promise ? await reads : reads;
-    if (read.fresh !== undefined) {
-      mergeInto(data, read.fresh as Data);
-      return;
-    }
-  }
-  const result = await call(executor, fetch, fetchVariables(fetch, variables, {}), context);
+  const answered = fetchFn({ fetch, variables: fetchVariables(fetch, run.variables, {}) });
+  // 5. An answer the cache gave from memory is a value: merged without a turn of the event loop.
+  const result = answered instanceof Promise ? await answered : answered;
   const errors = result.errors ?? [];
-  if (part && read?.stale && sections!.staleAllowed(fetch) && failedUnanswered(errors)) {
-    const value = parsePart(read.stale.json);
-    if (value !== UNREADABLE) {
-      mergeInto(data, value as Data);
-      sections!.noteStale(fetch, step, 1, read.stale.ageMs, String(errors[0].extensions?.code));
-      return;
-    }
-  }
   const answer = result.data as Data | null | undefined;
-  if (part && answer && errors.length === 0) {
-    sections!.write(part, [[key!, answer]]);
-    sections!.noteFetched(part);
-  }
   // A root field several subgraphs resolve may come from several root fetches: their answers merge.
   if (answer) mergeInto(data, answer);
   if (errors.length === 0 && !answer) markFields(data, step, wholeFailure(fetch));
@@ -177,19 +108,11 @@ interface Lookup {
   targets: Data[];
   representations: Data[];
   byRepresentation: Data[][];
-  /** Indices of the representations sent (those the cache did not answer), in the order sent. */
-  sent: number[];
-  /** The step's cacheable part for this request, with each representation's key and what the cache held. */
-  part?: UsablePart;
-  keys?: string[];
-  reads?: SectionRead[];
-  /** Indices of sent representations that a stale copy answered after the subgraph failed. */
-  served?: Set<number>;
 }
 
 async function runEntityFetch(fetch: Fetch, run: PlanRunContext): Promise<void> {
-  const { data, variables, defaults, context, unplaced, sections } = run;
-  const executor = run.executorOf(fetch.graph);
+  const { data, variables, defaults } = run;
+  const fetchFn = run.fetchOf(fetch.graph);
   const lookups: Lookup[] = [];
   for (const step of fetch.steps) {
     // A look-up whose every field the client's @skip/@include leaves out is not made at all.
@@ -221,60 +144,68 @@ async function runEntityFetch(fetch: Fetch, run: PlanRunContext): Promise<void> 
       }
       byRepresentation[index].push(target);
     }
-    lookups.push({ step, targets, representations, byRepresentation, sent: representations.map((_, index) => index) });
+    lookups.push({ step, targets, representations, byRepresentation });
   }
   if (lookups.every((l) => l.targets.length === 0)) return;
-  // 5. Entities the cache holds fresh are answered from it; only the others are sent.
-  if (sections) {
-    const reading = readFromCache(fetch, lookups, sections);
-    if (reading) await reading;
-  }
-  if (lookups.every((l) => l.sent.length === 0)) return;
-  const requestVariables = fetchVariables(fetch, variables, {});
-  for (const { step, representations, sent } of lookups) requestVariables[step.representationsVariable!] = sent.map((index) => representations[index]);
-  for (const step of fetch.steps) if (!(step.representationsVariable! in requestVariables)) requestVariables[step.representationsVariable!] = [];
-  const result = await call(executor, fetch, requestVariables, context);
+  const answered = fetchFn({ fetch, variables: fetchVariables(fetch, variables, {}), lookups });
+  mergeEntities(fetch, lookups, answered instanceof Promise ? await answered : answered, run.unplaced);
+}
+
+/**
+ * Merges an entity call's answer (index for index with the look-ups' representations) into the
+ * objects standing for each representation. What the call settled without the subgraph (`settled`)
+ * is merged first, and neither an error without an entity index nor an answer without data
+ * concerns it.
+ */
+function mergeEntities(fetch: Fetch, lookups: readonly Lookup[], result: FetchAnswer, unplaced: GraphQLError[]): void {
   const answer = result.data as Data | null | undefined;
   const errors = result.errors ?? [];
-  const unanswered = failedUnanswered(errors);
-  for (const lookup of lookups) {
-    const { step, byRepresentation, sent } = lookup;
+  for (const { step, representations, byRepresentation } of lookups) {
     const entities = answer?.[step.alias ?? '_entities'];
-    // 6. A subgraph that could not answer: stale copies stand in for the entities that have one.
-    if (unanswered && lookup.reads && sections!.staleAllowed(fetch)) serveStale(fetch, lookup, sections!, String(errors[0].extensions?.code));
+    const settled = result.settled?.get(step);
+    if (settled) for (const [index, entity] of settled) mergeEntity(step, byRepresentation[index], entity);
     if (Array.isArray(entities)) {
-      if (lookup.part && errors.length === 0) storeAnswers(lookup, entities, sections!);
-      sent.forEach((original, index) => {
-        const entity = entities[index] as Data | null;
-        if (entity === null || typeof entity !== 'object') return;
-        for (const object of byRepresentation[original]) {
-          // An object from an @interfaceObject learns its concrete type here.
-          if (step.resolvesType && typeof entity.__typename === 'string') object.__typename = entity.__typename;
-          mergeInto(object, entity);
-        }
-      });
+      for (let index = 0; index < representations.length; index++) mergeEntity(step, byRepresentation[index], entities[index]);
     } else if (errors.length === 0) {
       const failure = wholeFailure(fetch);
-      for (const original of sent) for (const object of byRepresentation[original]) markFields(object, step, failure);
+      byRepresentation.forEach((objects, index) => {
+        if (!settled?.has(index)) for (const object of objects) markFields(object, step, failure);
+      });
     }
   }
-  // 3. An entity error's path starts with the step's field and the index of the representation sent.
+  // 3. An entity error's path starts with the step's field and the index of the representation.
   for (const error of errors) {
-    const marker = markerOf(error as GraphQLError);
+    const marker = markerOf(error);
     const path = error.path;
     const lookup = path ? lookups.find((l) => (l.step.alias ?? '_entities') === path[0]) : undefined;
     let placed = false;
     if (lookup && typeof path![1] === 'number') {
-      const original = lookup.sent[path![1]];
-      // An entity a stale copy stood in for is answered: its failure is not reported.
-      if (original === undefined || lookup.served?.has(original)) continue;
-      for (const object of lookup.byRepresentation[original]) placed = placeAt(object, path!.slice(2), lookup.step, marker) || placed;
+      const objects = lookup.byRepresentation[path![1]] as Data[] | undefined;
+      if (objects === undefined) continue;
+      for (const object of objects) placed = placeAt(object, path!.slice(2), lookup.step, marker) || placed;
     } else {
-      const concerned = (lookup ? [lookup] : lookups).filter((l) => l.sent.some((original) => !l.served?.has(original)));
-      if (concerned.length === 0) continue;
-      for (const l of concerned) for (const original of l.sent) if (!l.served?.has(original)) for (const object of l.byRepresentation[original]) placed = markFields(object, l.step, marker) || placed;
+      let concerned = false;
+      for (const l of lookup ? [lookup] : lookups) {
+        const settled = result.settled?.get(l.step);
+        l.byRepresentation.forEach((objects, index) => {
+          if (settled?.has(index)) return;
+          concerned = true;
+          for (const object of objects) placed = markFields(object, l.step, marker) || placed;
+        });
+      }
+      if (!concerned) continue;
     }
     if (!placed) unplaced.push(marker);
+  }
+}
+
+/** Merges one entity's answer into the objects standing for it; null (no entity) and anything not an object are not merged. */
+function mergeEntity(step: FetchStep, objects: readonly Data[], entity: unknown): void {
+  if (entity === null || typeof entity !== 'object') return;
+  for (const object of objects) {
+    // An object from an @interfaceObject learns its concrete type here.
+    if (step.resolvesType && typeof (entity as Data).__typename === 'string') object.__typename = (entity as Data).__typename;
+    mergeInto(object, entity as Data);
   }
 }
 
@@ -302,75 +233,6 @@ function identityOf(tree: RepresentationTree): (representation: Data) => unknown
     }
     return identity;
   };
-}
-
-/**
- * Looks up every step's representations at once; fresh copies are merged, the rest stay to be sent.
- * A promise only when the store must ask Redis: from memory alone the look-up takes no turn of the event loop.
- */
-function readFromCache(fetch: Fetch, lookups: Lookup[], sections: RequestSections): Promise<void> | undefined {
-  let reading: Promise<void>[] | undefined;
-  for (const lookup of lookups) {
-    if (lookup.representations.length === 0) continue;
-    const part = sections.usable(fetch, lookup.step, lookup.representations.length);
-    if (!part) continue;
-    lookup.part = part;
-    lookup.keys = lookup.representations.map((representation) => sections.keyOf(fetch, part, representation));
-    const reads = sections.read(fetch, lookup.step, part, lookup.keys, lookup.representations);
-    if (reads instanceof Promise) (reading ??= []).push(reads.then((answered) => useReads(lookup, part, answered, sections)));
-    else useReads(lookup, part, reads, sections);
-  }
-  return reading && Promise.all(reading).then(() => undefined);
-}
-
-function useReads(lookup: Lookup, part: UsablePart, reads: SectionRead[], sections: RequestSections): void {
-  lookup.reads = reads;
-  const sent: number[] = [];
-  reads.forEach((read, index) => {
-    if (read.fresh === undefined) {
-      sent.push(index);
-      return;
-    }
-    for (const object of lookup.byRepresentation[index]) {
-      if (lookup.step.resolvesType && typeof (read.fresh as Data).__typename === 'string') object.__typename = (read.fresh as Data).__typename;
-      if (read.fresh !== null) mergeInto(object, read.fresh as Data);
-    }
-  });
-  lookup.sent = sent;
-  if (sent.length > 0) sections.noteFetched(part);
-}
-
-/** Stores each answered entity under its key; none when the answer has any error (a pathless one may concern any). */
-function storeAnswers(lookup: Lookup, entities: unknown[], sections: RequestSections): void {
-  const entries: [string, unknown][] = [];
-  lookup.sent.forEach((original, index) => {
-    const entity = entities[index];
-    if (entity !== undefined) entries.push([lookup.keys![original], entity]);
-  });
-  sections.write(lookup.part!, entries);
-}
-
-/** Merges stale copies into the objects of the sent entities that have one; those are then answered. */
-function serveStale(fetch: Fetch, lookup: Lookup, sections: RequestSections, failureCode: string): void {
-  let oldest = 0;
-  const served = new Set<number>();
-  for (const original of lookup.sent) {
-    const stale = lookup.reads![original]?.stale;
-    if (!stale) continue;
-    const value = parsePart(stale.json);
-    if (value === UNREADABLE) continue;
-    served.add(original);
-    oldest = Math.max(oldest, stale.ageMs);
-    for (const object of lookup.byRepresentation[original]) if (value !== null) mergeInto(object, value as Data);
-  }
-  if (served.size === 0) return;
-  lookup.served = served;
-  sections.noteStale(fetch, lookup.step, served.size, oldest, failureCode);
-}
-
-/** Whether a call failed because its subgraph could not answer (every error says so): the case stale copies are kept for. */
-function failedUnanswered(errors: readonly GraphQLFormattedErrorLike[]): boolean {
-  return errors.length > 0 && errors.every((error) => isUnanswered(error));
 }
 
 /** Whether the client's conditions want at least one of the step's own fields (GraphQL spec 3.13.2, 3.13.3). */
