@@ -1,9 +1,11 @@
 // @defer at the router: the required part at once, each deferred section when its subgraphs answer, within its own budget, audited and measured as one request.
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { meros } from 'meros/browser';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
 import { queryAudit } from '../../src/registry/audit-store.js';
 import { removeCacheRule, setCacheRule } from '../../src/registry/cache-store.js';
+import { grantPermission, revokePermission } from '../../src/registry/permission-store.js';
 import { removePolicy, setPolicy } from '../../src/registry/policy-store.js';
 import type { RunningRouter } from '../../src/cli/start-router.js';
 import { databaseKind } from '../helpers/database.js';
@@ -26,10 +28,10 @@ const DEFERRED_PAGE = /* GraphQL */ `
 const APOLLO_ACCEPT = 'multipart/mixed;deferSpec=20220824, application/json';
 
 /** Posts a query and opens its multipart answer: each part's JSON as it arrives (meros splits the parts). */
-async function openStream(url: string, query: string, options: { variables?: Record<string, unknown>; accept?: string; signal?: AbortSignal; operationName?: string } = {}) {
+async function openStream(url: string, query: string, options: { variables?: Record<string, unknown>; accept?: string; signal?: AbortSignal; operationName?: string; headers?: Record<string, string> } = {}) {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: options.accept ?? APOLLO_ACCEPT },
+    headers: { 'content-type': 'application/json', accept: options.accept ?? APOLLO_ACCEPT, ...options.headers },
     body: JSON.stringify({ query, variables: options.variables, operationName: options.operationName }),
     signal: options.signal,
   });
@@ -52,8 +54,9 @@ async function openStream(url: string, query: string, options: { variables?: Rec
 
 describe(`@defer at the router (${databaseKind} database)`, () => {
   let stack: Stack;
+  const spans = new InMemorySpanExporter();
   beforeAll(async () => {
-    stack = await startStack();
+    stack = await startStack({ routerOptions: { spanExporter: spans } });
   });
   afterAll(async () => {
     await stack?.close();
@@ -150,6 +153,41 @@ describe(`@defer at the router (${databaseKind} database)`, () => {
       expect(next.body.data.product.reviews).not.toBeNull();
     } finally {
       await removePolicy(stack.db, 'Leaver');
+    }
+  });
+
+  it('keeps the deferred fetches under the request span, which ends with the last payload', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    stack.subgraphs.reviews.subgraph.faults.set({ latencyMs: 200 });
+    const stream = await openStream(stack.router.url, DEFERRED_PAGE, { variables: { id: '7' }, headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+    await stream.next();
+    await stream.rest();
+    await eventually(() => spans.getFinishedSpans().some((s) => s.spanContext().traceId === traceId && s.name === 'POST /graphql'), { what: 'the request span' });
+    const trace = spans.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+    const request = trace.find((s) => s.name === 'POST /graphql')!;
+    const reviews = trace.find((s) => s.name.startsWith('subgraph ') && s.attributes['switchyard.subgraph'] === 'reviews')!;
+    expect(reviews).toBeDefined();
+    // The reviews call is in the request's trace, below its span, and ended before it.
+    const byId = new Map(trace.map((s) => [s.spanContext().spanId, s]));
+    let ancestor = byId.get(reviews.parentSpanContext!.spanId);
+    while (ancestor && ancestor !== request) ancestor = ancestor.parentSpanContext ? byId.get(ancestor.parentSpanContext.spanId) : undefined;
+    expect(ancestor).toBe(request);
+    const end = (s: typeof request) => s.endTime[0] * 1e9 + s.endTime[1];
+    expect(end(request)).toBeGreaterThanOrEqual(end(reviews));
+  });
+
+  it('prunes a denied field inside a deferred part: FORBIDDEN in the payload that brings it', async () => {
+    await grantPermission(stack.db, 'scope:reviews:read', 'Product.reviews');
+    try {
+      await eventually(() => stack.router.permissions.principalsFor('Product.reviews') !== undefined, { what: 'the rule to reach the router' });
+      const stream = await openStream(stack.router.url, DEFERRED_PAGE, { variables: { id: '8' } });
+      const first = await stream.next();
+      expect(first!.errors).toBeUndefined();
+      const [later] = await stream.rest();
+      expect(later.incremental).toEqual([{ data: { reviews: null }, path: ['product'], label: 'reviews', errors: [expect.objectContaining({ path: ['product', 'reviews'], extensions: expect.objectContaining({ code: 'FORBIDDEN' }) })] }]);
+      expect(later.extensions.completeness).toEqual({ complete: false, missing: [{ path: ['product', 'reviews'], code: 'FORBIDDEN' }] });
+    } finally {
+      await revokePermission(stack.db, 'scope:reviews:read', 'Product.reviews');
     }
   });
 
