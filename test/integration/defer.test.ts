@@ -6,6 +6,7 @@ import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
 import { queryAudit } from '../../src/registry/audit-store.js';
 import { removeCacheRule, setCacheRule } from '../../src/registry/cache-store.js';
 import { grantPermission, revokePermission } from '../../src/registry/permission-store.js';
+import { publishTrustedDocuments } from '../../src/registry/trusted-documents.js';
 import { removePolicy, setPolicy } from '../../src/registry/policy-store.js';
 import type { RunningRouter } from '../../src/cli/start-router.js';
 import { databaseKind } from '../helpers/database.js';
@@ -189,6 +190,21 @@ describe(`@defer at the router (${databaseKind} database)`, () => {
     } finally {
       await revokePermission(stack.db, 'scope:reviews:read', 'Product.reviews');
     }
+  });
+
+  it('runs a trusted @defer document by its id, streamed like any other', async () => {
+    const enforce = await stack.startRouter({ trustedDocuments: 'enforce' });
+    await publishTrustedDocuments(stack.db, { clientName: 'web', clientVersion: '3.0.0', documents: [{ id: 'deferred-page', body: DEFERRED_PAGE }] });
+    const byId = async () => {
+      const response = await fetch(enforce.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: APOLLO_ACCEPT }, body: JSON.stringify({ documentId: 'deferred-page', variables: { id: '9' } }) });
+      return response;
+    };
+    await eventually(async () => (await byId()).status === 200, { what: 'the router to know the document' });
+    const parts = (await meros<Payload>(await byId())) as AsyncGenerator<{ body: Payload }>;
+    const payloads: Payload[] = [];
+    for await (const part of parts) payloads.push(part.body);
+    expect(payloads.map((p) => p.hasNext)).toEqual([true, false]);
+    expect(payloads[1].incremental[0].data.reviews).toEqual(expect.any(Array));
   });
 
   it('refuses @defer where the incremental delivery RFC forbids it, with a typed error', async () => {
