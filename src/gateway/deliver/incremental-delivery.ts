@@ -91,7 +91,12 @@ export function deliverIncrementally(options: IncrementalDeliveryOptions): Async
       reported = firstErrors.length;
       const result = firstErrors.length > 0 ? { ...first, errors: [...(first.errors ?? []), ...firstErrors] } : first;
       const initial = completeness(result.errors);
-      yield sent(format.initial({ result, found, completeness: initial }), initial, result.errors);
+      // No deferred part applies anywhere: the first payload is the last (after a mutation's purge).
+      if (found.length === 0 && options.afterRun) {
+        await running.done;
+        await options.afterRun(running.data);
+      }
+      yield sent(format.initial({ result, found, completeness: initial, hasNext: found.length > 0 }), initial, result.errors);
       let unplacedSeen = reported;
       while (waiting.length > 0) {
         await Promise.race(waiting.map((entry) => readyOf(entry.chain)));

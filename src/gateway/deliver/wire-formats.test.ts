@@ -11,7 +11,7 @@ const failed = new GraphQLError('boom', { path: ['product', 'name'], extensions:
 describe('incremental wire formats', () => {
   it('writes deferSpec=20220824: a result with hasNext, then incremental entries at their paths with labels', () => {
     const format = WIRE_FORMATS['defer-20220824'];
-    expect(format.initial({ result: { data: { product: { id: '1' } } }, found: [delivery], completeness: complete })).toEqual({ data: { product: { id: '1' } }, hasNext: true, extensions: { completeness: complete } });
+    expect(format.initial({ result: { data: { product: { id: '1' } } }, found: [delivery], completeness: complete, hasNext: true })).toEqual({ data: { product: { id: '1' } }, hasNext: true, extensions: { completeness: complete } });
     expect(format.later({ delivered: [{ delivery, result: { data: { name: 'x' } } }], found: [], unplaced: [], hasNext: false, completeness: complete })).toEqual({
       incremental: [{ data: { name: 'x' }, path: ['product'], label: 'more' }],
       hasNext: false,
@@ -21,12 +21,20 @@ describe('incremental wire formats', () => {
 
   it('writes incrementalSpec=v0.2: pending announced with the data that makes them possible, then incremental and completed by id', () => {
     const format = WIRE_FORMATS['incremental-v0.2'];
-    expect(format.initial({ result: { data: { product: { id: '1' } } }, found: [delivery], completeness: complete })).toMatchObject({ pending: [{ id: '0', path: ['product'], label: 'more' }], hasNext: true });
+    expect(format.initial({ result: { data: { product: { id: '1' } } }, found: [delivery], completeness: complete, hasNext: true })).toMatchObject({ pending: [{ id: '0', path: ['product'], label: 'more' }], hasNext: true });
     expect(format.later({ delivered: [{ delivery, result: { data: { name: 'x' } } }], found: [], unplaced: [], hasNext: false, completeness: complete })).toMatchObject({
       incremental: [{ id: '0', data: { name: 'x' } }],
       completed: [{ id: '0' }],
       hasNext: false,
     });
+  });
+
+  it('ends with the first payload when it announces no part', () => {
+    for (const format of Object.values(WIRE_FORMATS)) {
+      const first = format.initial({ result: { data: { product: null } }, found: [], completeness: complete, hasNext: false });
+      expect(first).toMatchObject({ data: { product: null }, hasNext: false });
+      expect(first).not.toHaveProperty('pending');
+    }
   });
 
   it('closes a part whose non-null field failed: data null in 20220824, completed with its errors in v0.2', () => {

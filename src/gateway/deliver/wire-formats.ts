@@ -22,6 +22,8 @@ export interface InitialPayload {
   /** The deliveries its answer announces (their parents answered). */
   readonly found: readonly Delivery[];
   readonly completeness: Completeness;
+  /** False when it announces none: no deferred part applies (its parent is null, its list empty, its conditions false), and the stream ends. */
+  readonly hasNext: boolean;
 }
 
 /** A later payload: the deliveries whose fetches were done, those their answers announce, and whether more follow. */
@@ -46,8 +48,8 @@ export interface WireFormat {
  * field failed: `data: null` with its errors). Deliveries are not announced.
  */
 const DEFER_20220824: WireFormat = {
-  initial({ result, completeness }) {
-    return { ...result, hasNext: true, extensions: { ...result.extensions, completeness } } as ExecutionResult;
+  initial({ result, completeness, hasNext }) {
+    return { ...result, hasNext, extensions: { ...result.extensions, completeness } } as ExecutionResult;
   },
   later({ delivered, unplaced, hasNext, completeness }) {
     const incremental = delivered.map(({ delivery, result }, index) => {
@@ -65,8 +67,8 @@ const DEFER_20220824: WireFormat = {
  * non-null field failed has no data: it is closed with its errors (`completed: [{ id, errors }]`).
  */
 const INCREMENTAL_V02: WireFormat = {
-  initial({ result, found, completeness }) {
-    return { ...result, pending: found.map(pendingOf), hasNext: true, extensions: { ...result.extensions, completeness } } as ExecutionResult;
+  initial({ result, found, completeness, hasNext }) {
+    return { ...result, ...(found.length > 0 ? { pending: found.map(pendingOf) } : {}), hasNext, extensions: { ...result.extensions, completeness } } as ExecutionResult;
   },
   later({ delivered, found, unplaced, hasNext, completeness }) {
     const incremental: unknown[] = [];
