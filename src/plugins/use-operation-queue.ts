@@ -3,6 +3,7 @@ import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import { clientError, requestError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
 import { executingOperation } from '../request/operation-analysis.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { OperationQueue, QueueRefused, type QueueLimits } from './queue/operation-queue.js';
 import type { TicketStore } from './queue/ticket-store.js';
@@ -126,13 +127,15 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
         try {
           return await executeFn(executionArgs);
         } finally {
-          done();
+          // A deferred query holds its place until its last payload, or until its client leaves.
+          requestStateOf(executionArgs.contextValue).whenAnswered(done);
         }
       });
       return {
         onExecuteDone() {
-          // Covers a later plugin stopping execution before executeFn ran; release() is idempotent.
-          permit.release();
+          // Covers a later plugin replacing or stopping execution (the query plans do); release() is
+          // idempotent. A deferred query's stream holds the place until its end.
+          requestStateOf(args.contextValue).whenAnswered(() => permit.release());
         },
       };
     },
