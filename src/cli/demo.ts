@@ -34,9 +34,10 @@ export const PRODUCT_PAGE_DEFERRED: TabDocument = {
   variables: { id: '2' },
   // Short lines: the editor is about 60 characters wide on a laptop screen.
   note: [
-    'The product page with its reviews deferred: the router',
-    'answers the rest at once, then the reviews when their',
-    'subgraph does. GraphiQL shows each part as it arrives.',
+    'The product page with its reviews deferred:',
+    'the router answers the rest at once, then the',
+    'reviews when their subgraph does. GraphiQL',
+    'shows each part as it arrives.',
   ],
 };
 
