@@ -6,7 +6,7 @@ import { demoSubgraphs, type DemoSubgraph, type DemoSubgraphName, type RunningSu
 import { publishSubgraph } from '../registry/subgraph-store.js';
 import { compositionCheck } from './registry-commands.js';
 import { startRouter, type RunningRouter } from './start-router.js';
-import type { OpeningDocument } from '../graphiql/opening-tab.js';
+import type { OpeningDocument, TabDocument } from '../graphiql/opening-tab.js';
 
 export interface DemoOptions {
   config: Config;
@@ -26,6 +26,19 @@ const DEMO_ORDER: DemoSubgraphName[] = ['product', 'reviews', 'inventory'];
 export const PRODUCT_PAGE: OpeningDocument = {
   query: /* GraphQL */ `query ProductPage($id: ID!) { product(id: $id) { name price reviews { rating body author } inventory { inStock warehouse } } }`,
   variables: { id: '2' },
+};
+
+/** The same page with its reviews deferred (`@defer`): GraphiQL's second tab in the demo, where the reviews show after the rest. */
+export const PRODUCT_PAGE_DEFERRED: TabDocument = {
+  query: /* GraphQL */ `query ProductPageDeferred($id: ID!) { product(id: $id) { name price inventory { inStock warehouse } ... @defer(label: "reviews") { reviews { rating body author } } } }`,
+  variables: { id: '2' },
+  // Short lines: the editor is about 60 characters wide on a laptop screen.
+  note: [
+    'The product page with its reviews deferred:',
+    'the router answers the rest at once, then the',
+    'reviews when their subgraph does. GraphiQL',
+    'shows each part as it arrives.',
+  ],
 };
 
 /**
@@ -54,7 +67,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     for (const [index, name] of DEMO_ORDER.entries()) {
       await publishSubgraph(db, { name, url: subgraphs[index].url, sdl: demo[index].sdl }, compositionCheck);
     }
-    const router = await startRouter({ config: options.config, database: db, graphiqlDocument: PRODUCT_PAGE });
+    const router = await startRouter({ config: options.config, database: db, graphiqlDocument: { ...PRODUCT_PAGE, moreTabs: [PRODUCT_PAGE_DEFERRED] } });
     cleanups.push(() => router.close());
     // From now on each subgraph accepts only tokens the router minted for it (checked against the router's JWKS).
     const jwksUrl = router.url.replace(/\/graphql$/, '/.well-known/jwks.json');

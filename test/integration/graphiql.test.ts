@@ -1,4 +1,4 @@
-// GraphiQL as client teams meet it: served by the router alone (no CDN), opening on the demo's product page, checked over HTTP and in a real headless Chromium.
+// GraphiQL as client teams meet it: served by the router alone (no CDN), opening on the demo's product page (and beside it, the page with its reviews deferred), checked over HTTP and in a real headless Chromium.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo, type RunningDemo } from '../../src/cli/demo.js';
 import { startRouter } from '../../src/cli/start-router.js';
+import type { FaultSettings } from '../../subgraphs/kit/fault-switch.js';
 import { createTestStore, databaseKind, type TestStore } from '../helpers/database.js';
 import { testConfig } from '../helpers/stack.js';
 
@@ -27,6 +28,16 @@ const openAsBrowser = (url: string) => fetch(url, { headers: { accept: 'text/htm
 
 /** An editor's text as a person reads it: Monaco renders spaces as no-break spaces and wraps long lines. */
 const readable = (text: string) => text.replace(/\u00a0/g, ' ').replace(/\s+/g, ' ');
+
+/** Product 2 of the demo data, which both tabs ask for, and the body of one of its reviews. */
+const PRODUCT_NAME = 'Quiet Bamboo Stool';
+const REVIEW_BODY = 'Does the job. Looks great in the living room.';
+
+/** Changes a demo subgraph's fault switch through its admin API (subgraphs/kit/admin-api.ts), as an operator would. */
+async function setFaults(subgraphUrl: string, patch: Partial<FaultSettings>): Promise<void> {
+  const response = await fetch(new URL('/admin/faults', subgraphUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(patch) });
+  expect(response.status, await response.text()).toBe(200);
+}
 
 /** The CSP as directive → sources. */
 function directives(csp: string): Record<string, string[]> {
@@ -172,6 +183,8 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
     });
 
     const region = (name: string) => page.getByRole('region', { name, exact: true });
+    /** A GraphiQL tab by its title (the operation's name), selected or not. */
+    const tab = (title: string, selected?: boolean) => page.getByRole('tab', { selected }).filter({ has: page.getByRole('button', { name: title, exact: true }) });
 
     it('renders the editor on the product page query and its variables, saying how to get a development token and where it goes', async () => {
       // The page has loaded (goto waits for it): a script or stylesheet from elsewhere would be listed here.
@@ -183,6 +196,9 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
       expect(text).toContain('Headers tab');
       expect(text).toContain('{"authorization": "Bearer <the token>"}');
       await region('Variables').filter({ hasText: '"id": "2"' }).waitFor(WAIT);
+      // Beside it, not selected, the same page with its reviews deferred.
+      await tab('ProductPage', true).waitFor(WAIT);
+      await tab('ProductPageDeferred', false).waitFor(WAIT);
       expect(await page.title()).toBe('Switchyard');
       expect(foreign).toEqual([]);
       expect(pageErrors).toEqual([]);
@@ -205,14 +221,64 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
     it('runs the opening query and shows the product page in the result pane', async () => {
       await page.getByRole('button', { name: 'Execute query (Ctrl-Enter)' }).click();
       const result = region('Result Window');
-      await result.filter({ hasText: 'Quiet Bamboo Stool' }).waitFor(WAIT);
+      await result.filter({ hasText: PRODUCT_NAME }).waitFor(WAIT);
       const text = readable(await result.innerText());
       expect(text).toContain('"price": 6399');
-      expect(text).toContain('Does the job. Looks great in the living room.');
+      expect(text).toContain(REVIEW_BODY);
       expect(text).toContain('"warehouse": "Leipzig"');
       await page.screenshot({ path: path.join(ARTIFACTS, 'graphiql.png') });
       expect(foreign).toEqual([]);
       expect(pageErrors).toEqual([]);
+    });
+
+    it('streams the deferred tab: the product shows at once, its reviews when their subgraph answers, 500 ms later', async () => {
+      const reviews = demo.subgraphs.find((subgraph) => subgraph.name === 'reviews')!;
+      await setFaults(reviews.url, { latencyMs: 500 });
+      try {
+        await tab('ProductPageDeferred').getByRole('button', { name: 'ProductPageDeferred', exact: true }).click(WAIT);
+        await tab('ProductPageDeferred', true).waitFor(WAIT);
+        await region('Operation Editor').filter({ hasText: '@defer(label: "reviews")' }).waitFor(WAIT);
+        await region('Variables').filter({ hasText: '"id": "2"' }).waitFor(WAIT);
+        // The new tab has no result yet: from here on, a product name in the pane is this tab's answer, not the first tab's.
+        await page.waitForFunction(
+          (name) => !((globalThis as any).document.querySelector('section[aria-label="Result Window"]')?.innerText ?? '').replace(/\u00a0/g, ' ').includes(name),
+          PRODUCT_NAME,
+          WAIT,
+        );
+        const answered = page.waitForResponse((response) => response.url() === demo.router.url && response.request().method() === 'POST', WAIT);
+        await page.getByRole('button', { name: 'Execute query (Ctrl-Enter)' }).click();
+        expect((await answered).headers()['content-type']).toMatch(/^multipart\/mixed;.*deferSpec=20220824/);
+
+        // The pane's text in the first animation frame that shows the product's name. Streamed, that is
+        // the first payload, without reviews; answered whole (no streaming), that frame would already
+        // hold the reviews, which fit in the pane beside the name (the last check), and this would fail.
+        const first = await page.waitForFunction(
+          (name) => {
+            const text: string = ((globalThis as any).document.querySelector('section[aria-label="Result Window"]')?.innerText ?? '').replace(/\u00a0/g, ' ');
+            return text.includes(name) && text;
+          },
+          PRODUCT_NAME,
+          { ...WAIT, polling: 'raf' },
+        );
+        const initial = readable(String(await first.jsonValue()));
+        expect(initial).toContain(`"name": "${PRODUCT_NAME}"`);
+        expect(initial).toContain('"warehouse": "Leipzig"');
+        expect(initial).not.toContain('"reviews"');
+        expect(initial).not.toContain(REVIEW_BODY);
+
+        // Then the reviews, merged into the same product by GraphiQL.
+        const result = region('Result Window');
+        await result.filter({ hasText: REVIEW_BODY }).waitFor(WAIT);
+        const whole = readable(await result.innerText());
+        expect(whole).toContain(`"name": "${PRODUCT_NAME}"`);
+        expect(whole).toContain('"reviews": [');
+        expect(whole).toContain('"warehouse": "Leipzig"');
+        await page.screenshot({ path: path.join(ARTIFACTS, 'graphiql-defer.png') });
+        expect(foreign).toEqual([]);
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await setFaults(reviews.url, { latencyMs: 0 });
+      }
     });
   });
 });
