@@ -3,6 +3,7 @@ import type { Plugin } from 'graphql-yoga';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { requestError } from '../errors/client-error.js';
 import type { ErrorCode } from '../errors/codes.js';
+import { documentNamesOf } from '../request/document-names.js';
 import type { TrustedDocumentBook } from '../registry/trusted-documents.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 
@@ -23,7 +24,8 @@ export const TRUSTED_DOCUMENT_PARAMS = ['documentId'];
  * `onParams`, before anything parses the query, and hands yoga the document parsed once (our book
  * holds parsed documents), so a request by id is never parsed again. We add:
  * 1. Where the id is: `documentId` in a POST body or a GET query string (GraphQL over HTTP, persisted
- *    documents), else Apollo's `extensions.persistedQuery.sha256Hash` (version 1), POST or GET.
+ *    documents), else Apollo's `extensions.persistedQuery.sha256Hash` (version 1), POST or GET, read
+ *    by `documentNamesOf` (request/document-names.ts).
  * 2. Our error codes, answered 400 before any subgraph call: free text under `enforce` is
  *    DOCUMENT_NOT_TRUSTED, an unknown id PERSISTED_DOCUMENT_NOT_FOUND, neither text nor id BAD_REQUEST.
  * Validation still runs (yoga caches it per document and schema): a document registered before a
@@ -40,14 +42,8 @@ export function useTrustedDocuments(options: TrustedDocumentsOptions): Plugin {
   return usePersistedOperations({
     allowArbitraryOperations: options.mode === 'allow',
     extractPersistedOperationId(params, request) {
-      const documentId = (params as { documentId?: unknown }).documentId;
-      if (typeof documentId === 'string' && documentId !== '') return documentId;
-      if (request.method === 'GET') {
-        const fromQuery = new URL(request.url).searchParams.get('documentId');
-        if (fromQuery) return fromQuery;
-      }
-      const persisted = (params.extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined)?.persistedQuery;
-      return persisted?.version === 1 && typeof persisted.sha256Hash === 'string' ? persisted.sha256Hash : null;
+      const { documentId, persistedQueryHash } = documentNamesOf(params, request);
+      return documentId ?? persistedQueryHash ?? null;
     },
     getPersistedOperation(key) {
       return book.get(key) ?? null;
