@@ -4,6 +4,7 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { requestError } from '../errors/client-error.js';
 import type { ErrorCode } from '../errors/codes.js';
 import { documentNamesOf } from '../request/document-names.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { TrustedDocumentBook } from '../registry/trusted-documents.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 
@@ -35,8 +36,11 @@ export function useTrustedDocuments(options: TrustedDocumentsOptions): Plugin {
   const { book, metrics } = options;
   // The requests counter has no code label (its labels are operation and status, and a refused
   // request has no operation yet), so refusals get a counter of their own, counted where they are made.
-  const refuse = (code: ErrorCode, message: string) => {
+  // The code joins the request state too: an error thrown here never reaches the result hooks that
+  // note a result's codes, and the audit row and access line would otherwise name none.
+  const refuse = (code: ErrorCode, message: string, context: unknown) => {
     metrics?.trustedDocumentRefusals.inc({ code });
+    requestStateOf(context).refusal = code;
     return requestError(code, message);
   };
   return usePersistedOperations({
@@ -49,9 +53,9 @@ export function useTrustedDocuments(options: TrustedDocumentsOptions): Plugin {
       return book.get(key) ?? null;
     },
     customErrors: {
-      persistedQueryOnly: () => refuse('DOCUMENT_NOT_TRUSTED', 'This router runs registered documents only: send a documentId from a published manifest instead of the query text.'),
-      notFound: () => refuse('PERSISTED_DOCUMENT_NOT_FOUND', 'No published manifest holds this document id.'),
-      keyNotFound: () => refuse('BAD_REQUEST', 'Send the query text or a documentId.'),
+      persistedQueryOnly: ({ context }) => refuse('DOCUMENT_NOT_TRUSTED', 'This router runs registered documents only: send a documentId from a published manifest instead of the query text.', context),
+      notFound: ({ context }) => refuse('PERSISTED_DOCUMENT_NOT_FOUND', 'No published manifest holds this document id.', context),
+      keyNotFound: ({ context }) => refuse('BAD_REQUEST', 'Send the query text or a documentId.', context),
     },
   }) as Plugin;
 }

@@ -104,7 +104,7 @@ setMaxListeners(0, NEVER);
  * | `stream` | incremental delivery (gateway/deliver/) | metrics, audit, telemetry, queue: `whenAnswered` |
  * | `subgraphsCalled` | subgraph executors | access line, audit row |
  * | `stale`, `cache` | section cache | use-completeness |
- * | `refusal` | `errorResponse` (a refusal before execution) | access line, audit row |
+ * | `refusal` | `errorResponse`, and the refusals thrown in `onParams` (request validation, trusted documents): a refusal before execution | access line, audit row |
  *
  * The state is made by the first hook that asks for it (`requestStateOf`, in use-telemetry's
  * `onRequest` when telemetry is on) and joins the context then; `graph` is set when the request is
@@ -146,7 +146,7 @@ export class RequestState {
   stale: StaleSection[] | undefined = undefined;
   /** Set by the section cache when the request ran a plan whose parts it considered. */
   cache: CacheNotes | undefined = undefined;
-  /** The code of the refusal that answered the request before execution (`errorResponse`), for the access line and audit row. */
+  /** The code of the refusal that answered the request before execution (`errorResponse`, or thrown in `onParams`), for the access line and audit row. */
   refusal: ErrorCode | undefined = undefined;
   #request: Request | undefined = undefined;
   #response: ServerResponse | undefined = undefined;
