@@ -83,8 +83,9 @@ export function createRouter(deps: RouterDeps): Router {
   const graphiqlAssets = config.graphiql ? lazyGraphiQLAssets() : undefined;
   const plugins: Plugin[] = [
     // Before every plugin that reads request parameters (yoga checks their types only after all
-    // plugins' onParams): a malformed request is 400 before anything else looks at it.
-    useRequestValidation({ maxJsonDepth: config.maxJsonDepth }),
+    // plugins' onParams): a malformed request is 400 before anything else looks at it, and so is one that
+    // names its document twice, whatever the trusted-documents mode (off adds no plugin of its own).
+    useRequestValidation({ maxJsonDepth: config.maxJsonDepth, metrics }),
     // Then /metrics must answer even when no graph is composed, and every request is counted.
     useMetrics({ metrics }),
     ...(config.dashboard ? [useDashboard({ topOperations: deps.topOperations })] : []), // Beside /metrics, which it reads: it too answers with no graph composed.

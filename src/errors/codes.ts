@@ -43,6 +43,8 @@ export const ERROR_CODES = {
   REQUEST_TOO_LARGE: { status: 413, title: 'Request body too large', retryable: false, description: 'The request body exceeds the configured limit.' },
   DOCUMENT_NOT_TRUSTED: { status: 400, title: 'Document not trusted', retryable: false, description: 'The router runs registered documents only (`SWITCHYARD_TRUSTED_DOCUMENTS=enforce`): send a `documentId` from a published manifest instead of the query text.' },
   PERSISTED_DOCUMENT_NOT_FOUND: { status: 400, title: 'Persisted document not found', retryable: false, description: 'No published manifest holds the `documentId` or persisted-query hash the request sent.' },
+  AMBIGUOUS_DOCUMENT: { status: 400, title: 'Document named twice', retryable: false, description: 'The request sent a `documentId` together with the query text, or with a persisted-query hash that is another string: send one of them. Refused in every trusted-documents mode, before anything runs or is recorded.' },
+  PERSISTED_QUERY_HASH_MISMATCH: { status: 400, title: 'Persisted-query hash does not match the query', retryable: false, description: 'The request sent query text with an `extensions.persistedQuery.sha256Hash` that is not the SHA-256 of that text (Apollo’s APQ registration must send the text’s own hash). Refused in every trusted-documents mode, before anything runs or is recorded.' },
   STALE: { status: 200, title: 'Stale section served', retryable: false, description: 'Its subgraph could not answer, so the section cache answered with an expired copy (`ageMs` says how old; docs/caching.md).' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

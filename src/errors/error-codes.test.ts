@@ -35,6 +35,8 @@ const EXPECTED: Record<ErrorCode, [number, string, boolean]> = {
   REQUEST_TOO_LARGE: [413, 'Request body too large', false],
   DOCUMENT_NOT_TRUSTED: [400, 'Document not trusted', false],
   PERSISTED_DOCUMENT_NOT_FOUND: [400, 'Persisted document not found', false],
+  AMBIGUOUS_DOCUMENT: [400, 'Document named twice', false],
+  PERSISTED_QUERY_HASH_MISMATCH: [400, 'Persisted-query hash does not match the query', false],
   STALE: [200, 'Stale section served', false],
 };
 

@@ -1,4 +1,5 @@
 // useRequestValidation in process (yoga.fetch): parameter types, JSON depth, operation types, variable coercion, 406/415.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSchema, createYoga, type Plugin } from 'graphql-yoga';
 import { useRequestValidation } from './use-request-validation.js';
@@ -63,6 +64,19 @@ describe('useRequestValidation', () => {
     const { status, body } = await s.send(JSON.stringify({ query: 'query Q($id: ID!) { item(id: $id) }', variables: { id: '3' }, operationName: 'Q' }));
     expect(status).toBe(200);
     expect(body).toEqual({ data: { item: 'item 3' } });
+  });
+
+  it('refuses a request that names its document twice, before any later plugin reads it; a hash with its own text runs', async () => {
+    const s = server();
+    const text = '{ item(id: 1) }';
+    const apq = (sha256Hash: string) => ({ persistedQuery: { version: 1, sha256Hash } });
+    const ambiguous = await s.send(JSON.stringify({ documentId: 'page', query: text }));
+    expect(ambiguous).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'AMBIGUOUS_DOCUMENT', status: 400 } }] } });
+    const mismatch = await s.send(JSON.stringify({ query: text, extensions: apq('0'.repeat(64)) }));
+    expect(mismatch).toMatchObject({ status: 400, body: { errors: [{ extensions: { code: 'PERSISTED_QUERY_HASH_MISMATCH', status: 400 } }] } });
+    expect(s.calls()).toBe(0);
+    const own = await s.send(JSON.stringify({ query: text, extensions: apq(createHash('sha256').update(text).digest('hex')) }));
+    expect(own).toMatchObject({ status: 200, body: { data: { item: 'item 1' } } });
   });
 
   it('counts JSON depth outside strings and refuses a body deeper than the limit, even streamed in chunks', async () => {

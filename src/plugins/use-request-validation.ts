@@ -3,9 +3,13 @@ import { getVariableValues, GraphQLError, type ASTVisitor, type ExecutionResult,
 import { isAsyncIterable, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import { configSchema } from '../config/schema.js';
 import { requestError } from '../errors/client-error.js';
+import { documentNamesOf } from '../request/document-names.js';
 import { analyseOperation } from '../request/operation-analysis.js';
+import { requestStateOf } from '../request/request-state.js';
+import type { RouterMetrics } from '../telemetry/metrics.js';
 import { ANSWER_MEDIA_TYPES, resultMediaType } from '../request/media-type.js';
 import { errorResponse } from './http-error-response.js';
+import { documentIdentityProblem } from './request-validation/document-identity.js';
 import { JsonDepthScanner, jsonDeeperThan } from './request-validation/json-depth.js';
 
 /** yoga's request parser type (not exported by name from the package root). */
@@ -14,6 +18,8 @@ type RequestParser = NonNullable<Parameters<NonNullable<Plugin['onRequestParse']
 export interface RequestValidationOptions {
   /** Deepest nesting of objects and arrays in a JSON request body or a JSON query parameter. Default from config (64). */
   maxJsonDepth?: number;
+  /** Counts the refusals of a document named twice (`switchyard_trusted_document_refusals_total`). Default: not counted. */
+  metrics?: RouterMetrics;
 }
 
 /**
@@ -27,7 +33,13 @@ export interface RequestValidationOptions {
  *    and `extensions` are scanned the same way. Then the body is parsed as yoga's own JSON parser
  *    would (same errors for invalid JSON and non-object bodies).
  * 2. Params: every GraphQL-over-HTTP parameter must have its JSON type (`query`, `operationName`,
- *    `documentId` strings; `variables`, `extensions` objects), else 400 BAD_REQUEST naming it.
+ *    `documentId` strings; `variables`, `extensions` objects), else 400 BAD_REQUEST naming it. Then
+ *    the request must name one document, once (request-validation/document-identity.ts, decision
+ *    028), whatever the trusted-documents mode: a `documentId` with the query text is 400
+ *    AMBIGUOUS_DOCUMENT, a persisted-query hash with a text it is not the hash of 400
+ *    PERSISTED_QUERY_HASH_MISMATCH. Before every plugin that reads the parameters, so nothing
+ *    records the request under either name; the refusal's code joins the request state, so the
+ *    audit row and the access line still name it.
  * 3. Validation: an operation whose type the schema has no root for (a `subscription` on a graph
  *    without subscriptions) is a validation error, 400 GRAPHQL_VALIDATION_FAILED, as graphql-js 17's
  *    KnownOperationTypesRule makes it (GraphQL spec, "Operation Type Existence"); graphql 16 only
@@ -80,8 +92,14 @@ export function useRequestValidation(options: RequestValidationOptions = {}): Pl
         return errorResponse(fetchAPI, request, serverContext, 'NOT_ACCEPTABLE', notAcceptableMessage);
       }, 'application/json');
     },
-    onParams({ params }) {
+    onParams({ params, request, context }) {
       checkParams(params);
+      const problem = documentIdentityProblem(documentNamesOf(params, request));
+      if (problem) {
+        options.metrics?.trustedDocumentRefusals.inc({ code: problem.code });
+        requestStateOf(context).refusal = problem.code;
+        throw requestError(problem.code, problem.message);
+      }
     },
     onValidate({ addValidationRule }) {
       addValidationRule(KnownOperationTypesRule);

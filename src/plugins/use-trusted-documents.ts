@@ -26,7 +26,9 @@ export const TRUSTED_DOCUMENT_PARAMS = ['documentId'];
  * holds parsed documents), so a request by id is never parsed again. We add:
  * 1. Where the id is: `documentId` in a POST body or a GET query string (GraphQL over HTTP, persisted
  *    documents), else Apollo's `extensions.persistedQuery.sha256Hash` (version 1), POST or GET, read
- *    by `documentNamesOf` (request/document-names.ts).
+ *    by `documentNamesOf` (request/document-names.ts). A request that names its document twice (an id
+ *    and a text, a hash and a text it is not the hash of) never reaches this plugin:
+ *    use-request-validation refuses it in every mode, `off` included (decision 028).
  * 2. Our error codes, answered 400 before any subgraph call: free text under `enforce` is
  *    DOCUMENT_NOT_TRUSTED, an unknown id PERSISTED_DOCUMENT_NOT_FOUND, neither text nor id BAD_REQUEST.
  * Validation still runs (yoga caches it per document and schema): a document registered before a

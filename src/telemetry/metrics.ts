@@ -50,7 +50,7 @@ export interface RouterMetrics {
   watchAudit(stats: () => { buffered: number; spilled: number }): void;
   /** Reads the operation recorder's counter at every scrape. */
   watchOperations(stats: () => { recorded: number }): void;
-  /** Requests refused by trusted documents, by error code (DOCUMENT_NOT_TRUSTED, PERSISTED_DOCUMENT_NOT_FOUND, BAD_REQUEST). */
+  /** Requests refused by trusted documents, by error code (DOCUMENT_NOT_TRUSTED, PERSISTED_DOCUMENT_NOT_FOUND, BAD_REQUEST), and those naming their document twice, in every mode (AMBIGUOUS_DOCUMENT, PERSISTED_QUERY_HASH_MISMATCH). */
   readonly trustedDocumentRefusals: Counter<'code'>;
   /** Operations executed, by path: `plan` (a query plan), `stitching`, or `plan_error` (a plan runner failure: the request fails, nothing is re-run). */
   readonly executions: Counter<'path'>;
@@ -245,7 +245,7 @@ function executionMetrics(registry: Registry) {
   return {
   trustedDocumentRefusals: new Counter({
     name: METRIC.trustedDocumentRefusals,
-    help: 'Requests refused by trusted documents before parsing, by error code: DOCUMENT_NOT_TRUSTED (free text under enforce), PERSISTED_DOCUMENT_NOT_FOUND (unknown id), BAD_REQUEST (neither).',
+    help: 'Requests refused by trusted documents before parsing, by error code: DOCUMENT_NOT_TRUSTED (free text under enforce), PERSISTED_DOCUMENT_NOT_FOUND (unknown id), BAD_REQUEST (neither); in every mode, AMBIGUOUS_DOCUMENT (a documentId with query text, or with another hash) and PERSISTED_QUERY_HASH_MISMATCH (a persisted-query hash that is not the text\'s).',
     labelNames: ['code'],
     registers: [registry],
   }),
