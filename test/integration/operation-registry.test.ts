@@ -12,6 +12,7 @@ import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-su
 import { runCli } from '../helpers/cli.js';
 import type { RunningRouter } from '../../src/cli/start-router.js';
 import { databaseKind, type TestStore } from '../helpers/database.js';
+import { queryAudit } from '../../src/registry/audit-store.js';
 import { eventually } from '../helpers/http.js';
 
 const storeEnv = (store: TestStore) => (store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : { SWITCHYARD_DATA_DIR: store.dataDir });
@@ -278,8 +279,8 @@ const REVIEW_RATING = 'query ReviewRating { review(id: "r-1") { rating } }';
 const REVIEW_RATING_HASH = createHash('sha256').update(REVIEW_RATING).digest('hex');
 
 /** A GraphQL request by id or text, POST or GET, as client libraries send it. */
-async function send(url: string, method: 'POST' | 'GET', params: Record<string, unknown>) {
-  const headers = { accept: 'application/graphql-response+json', 'graphql-require-preflight': '1' };
+async function send(url: string, method: 'POST' | 'GET', params: Record<string, unknown>, extraHeaders: Record<string, string> = {}) {
+  const headers = { accept: 'application/graphql-response+json', 'graphql-require-preflight': '1', ...extraHeaders };
   let response: Response;
   if (method === 'POST') response = await fetch(url, { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(params) });
   else {
@@ -294,6 +295,7 @@ describe(`trusted documents (${databaseKind} database)`, () => {
   let env: Record<string, string | undefined>;
   let allow: RunningRouter;
   let enforce: RunningRouter;
+  let off: RunningRouter;
   const file = (name: string) => path.join(stack.store.dataDir, name);
 
   beforeAll(async () => {
@@ -301,6 +303,7 @@ describe(`trusted documents (${databaseKind} database)`, () => {
     env = storeEnv(stack.store);
     allow = stack.router;
     enforce = await stack.startRouter({ trustedDocuments: 'enforce' });
+    off = await stack.startRouter({ trustedDocuments: 'off' });
   }, 60_000);
   afterAll(async () => {
     await stack?.close();
@@ -358,7 +361,6 @@ describe(`trusted documents (${databaseKind} database)`, () => {
   });
 
   it('off: free text runs and document ids are not accepted', async () => {
-    const off = await stack.startRouter({ trustedDocuments: 'off' });
     expect(await send(off.url, 'POST', { query: '{ product(id: "1") { name } }' })).toMatchObject({ status: 200 });
     const byId = await send(off.url, 'POST', { documentId: PRODUCT_NAME_ID, variables: { id: '1' } });
     expect(byId.status).toBe(400);
@@ -383,5 +385,92 @@ describe(`trusted documents (${databaseKind} database)`, () => {
     expect(code).toBe(1);
     expect(stdout).toMatch(/ReviewRating\s+client ios\s+trusted document relay-review-rating/);
     expect(stdout).toMatch(/Cannot query field "rating" on type "Review"/);
+  });
+
+  describe('no document runs under a name that is not its own, in every mode', () => {
+    // A text that borrows the names of registered documents; it must never run, nor be recorded under them.
+    const SMUGGLED = 'query Smuggled { products(first: 3) { name price } }';
+    const UNKNOWN_HASH = createHash('sha256').update('{ never { published } }').digest('hex');
+    const apq = (hash: string) => ({ extensions: { persistedQuery: { version: 1, sha256Hash: hash } } });
+    /** Each request that names its document twice, and the code it is refused with. */
+    const TWICE_NAMED: [string, Record<string, unknown>, string][] = [
+      ['a registered hash with another text', { query: SMUGGLED, ...apq(PRODUCT_NAME_ID) }, 'PERSISTED_QUERY_HASH_MISMATCH'],
+      ['an unknown hash with a text', { query: SMUGGLED, ...apq(UNKNOWN_HASH) }, 'PERSISTED_QUERY_HASH_MISMATCH'],
+      ['an unknown documentId with a text', { documentId: 'no-such-document', query: SMUGGLED }, 'AMBIGUOUS_DOCUMENT'],
+      ['a registered documentId with another text', { documentId: 'relay-review-rating', query: SMUGGLED }, 'AMBIGUOUS_DOCUMENT'],
+      ['a registered documentId with its own text', { documentId: PRODUCT_NAME_ID, query: PRODUCT_NAME, variables: { id: '1' } }, 'AMBIGUOUS_DOCUMENT'],
+    ];
+    const CLIENT = 'identity-probe';
+    const modes = () => [['off', off], ['allow', allow], ['enforce', enforce]] as const;
+    const refusedIds = new Map<string, string>();
+    let since: Date;
+
+    beforeAll(() => {
+      since = new Date();
+    });
+
+    it('refuses each with 400 and its code, over POST and GET, calling nothing', async () => {
+      for (const [mode, router] of modes()) {
+        for (const method of ['POST', 'GET'] as const) {
+          for (const [index, [what, params, code]] of TWICE_NAMED.entries()) {
+            const requestId = `identity-${mode}-${method}-${index}`;
+            const answer = await send(router.url, method, params, { 'x-request-id': requestId, 'graphql-client-name': CLIENT });
+            expect({ status: answer.status, code: answer.body.errors?.[0].extensions?.code, data: answer.body.data }, `${mode} ${method}: ${what}`).toEqual({ status: 400, code, data: undefined });
+            refusedIds.set(requestId, code);
+          }
+        }
+        const refusals = (code: string) => readMetric(router, 'switchyard_trusted_document_refusals_total', { code });
+        expect({ mismatch: await refusals('PERSISTED_QUERY_HASH_MISMATCH'), ambiguous: await refusals('AMBIGUOUS_DOCUMENT') }, mode).toEqual({ mismatch: 4, ambiguous: 6 });
+      }
+      const [refused] = (await send(allow.url, 'POST', TWICE_NAMED[0][1])).body.errors!;
+      expect(refused.message).toMatch(/not the SHA-256 of the query text/);
+      const [ambiguous] = (await send(allow.url, 'POST', TWICE_NAMED[2][1])).body.errors!;
+      expect(ambiguous.message).toMatch(/both a documentId and the query text/);
+    });
+
+    it('lets a hash come with its own text (Apollo’s APQ registration): the text runs as itself where free text may run', async () => {
+      const registration = { query: PRODUCT_NAME, variables: { id: '1' }, ...apq(PRODUCT_NAME_ID) };
+      for (const method of ['POST', 'GET'] as const) {
+        for (const router of [off, allow]) {
+          expect(await send(router.url, method, registration, { 'graphql-client-name': CLIENT }), `${router.url} ${method}`).toMatchObject({ status: 200, body: { data: { product: { name: expect.any(String) } } } });
+        }
+        const requestId = `identity-enforce-${method}-registration`;
+        const enforced = await send(enforce.url, method, registration, { 'x-request-id': requestId });
+        expect({ status: enforced.status, code: enforced.body.errors?.[0].extensions?.code }, method).toEqual({ status: 400, code: 'DOCUMENT_NOT_TRUSTED' });
+        refusedIds.set(requestId, 'DOCUMENT_NOT_TRUSTED');
+      }
+    });
+
+    it('writes each refusal to the audit log as a refusal, claiming no document', async () => {
+      const rowsOf = async () => (await queryAudit(stack.db, { since, limit: 1000 })).filter((row) => refusedIds.has(row.requestId));
+      await eventually(async () => (await rowsOf()).length === refusedIds.size, { what: `${refusedIds.size} audit rows` });
+      for (const row of await rowsOf()) {
+        const code = refusedIds.get(row.requestId);
+        expect({ status: row.status, errorCodes: row.errorCodes, operationHash: row.operationHash, operationName: row.operationName, subgraphs: row.subgraphs }, row.requestId).toEqual({
+          status: 400,
+          errorCodes: [code],
+          // A text refused by enforce is hashed as sent: its own hash, the name it came with.
+          operationHash: code === 'DOCUMENT_NOT_TRUSTED' ? PRODUCT_NAME_ID : null,
+          operationName: null,
+          subgraphs: [],
+        });
+      }
+    });
+
+    it('records none of them in the operation registry', async () => {
+      // A marker through each router after the refusals: once all three are written, anything recorded before them is too.
+      for (const [mode, router] of modes()) {
+        const marker = await send(router.url, 'POST', mode === 'enforce' ? { documentId: 'relay-review-rating' } : { query: `query IdentityMarker_${mode} { product(id: "2") { name } }` }, { 'graphql-client-name': CLIENT });
+        expect(marker.status, mode).toBe(200);
+      }
+      const recorded = async () => {
+        const { code, stdout, stderr } = await runCli(['operations', 'list', '--json', '--client', CLIENT], env);
+        expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+        return (JSON.parse(stdout) as ListedOperation[]).map((operation) => operation.operationName).sort();
+      };
+      await eventually(async () => (await recorded()).filter((name) => name === 'ReviewRating' || name?.startsWith('IdentityMarker_')).length === 3, { what: 'the markers to be recorded' });
+      // ProductName ran under its own hash (the APQ registration above); Smuggled never ran, under any name.
+      expect(await recorded()).toEqual(['IdentityMarker_allow', 'IdentityMarker_off', 'ProductName', 'ReviewRating']);
+    });
   });
 });
