@@ -1,5 +1,5 @@
 // Starts a router process's services: database, change feed, graph source, HTTP server; and stops them in order.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import type { Config } from '../config/schema.js';
@@ -164,7 +164,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     isReady: database ? () => database.query('select 1').then(() => true, () => false) : undefined,
     graphiqlDocument: options.graphiqlDocument,
   });
-  const server = serveDraining(router, resources);
+  const server = serveDraining(router, config, resources);
   const address = await listen(server, config.port, config.host);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
@@ -258,12 +258,11 @@ function graphSourceDeps(setup: GraphSourceSetup) {
 const topOperationsOf = (db: Database) => () => topOperationsByClient(db, { since: new Date(Date.now() - 24 * 60 * 60 * 1000), clients: 10, perClient: 5 });
 
 /** The HTTP server, whose release (pushed last, so run first) stops accepting and lets requests in flight finish. */
-function serveDraining(router: Router, resources: ResourceStack): Server {
-  const server = createServer(router);
+function serveDraining(router: Router, config: Config, resources: ResourceStack): Server {
+  const server = createServer(connectionTimeouts(config), router);
   // Keep-alive sockets of clients must not hold shutdown hostage. server.close() only closes the idle
   // ones: a socket busy at that moment would serve a client that keeps asking (a dashboard polling
   // /metrics every second) for ever, so while draining every answer also closes its connection.
-  server.keepAliveTimeout = 5_000;
   let draining = false;
   server.prependListener('request', function closeConnectionWhenDraining(_request, response) {
     if (draining) response.setHeader('connection', 'close');
@@ -276,6 +275,28 @@ function serveDraining(router: Router, resources: ResourceStack): Server {
     });
   }, 'http server could not be closed');
   return server;
+}
+
+/**
+ * Node's timeouts of the router's connections (docs/operations.md has the load-balancer values to match):
+ * 1. `keepAliveTimeout`: an idle connection closes this long after its last answer.
+ * 2. `headersTimeout`, `requestTimeout`: a client still sending a request's headers, or its whole
+ *    request, after this long gets 408 and its connection is closed (slow loris); so does a new
+ *    connection that sends nothing. On a reused connection the clock starts at the next request's
+ *    first byte, not at the last answer. Both bound receiving the request only; an answer, however
+ *    long it streams, is never cut by them (measured on Node 20).
+ * 3. Node checks those two on a timer, `connectionsCheckingInterval` (default 30 s), so a slow client
+ *    is cut between its timeout and the next check. A quarter of the headers timeout (at most Node's
+ *    30 s, at least 50 ms) cuts it within 1.25 times its timeout, also with the small values tests
+ *    use, for a walk over the open connections a few times a minute.
+ */
+function connectionTimeouts(config: Pick<Config, 'keepAliveTimeoutMs' | 'headersTimeoutMs' | 'requestTimeoutMs'>): ServerOptions {
+  return {
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    headersTimeout: config.headersTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
+  };
 }
 
 /** How long a rate-limit draw may wait for Redis before the router decides with its own buckets, in ms. */

@@ -50,6 +50,17 @@ describe('loadConfig', () => {
     expect(loadConfig({}, { SWITCHYARD_WORKERS: '2' }, { purpose: 'store' }).workers).toBe(2);
   });
 
+  it('keeps idle connections 65 s, above a load balancer’s 60 s, and refuses a headers timeout beyond the request timeout', () => {
+    expect(loadConfig({}, {})).toMatchObject({ keepAliveTimeoutMs: 65_000, headersTimeoutMs: 66_000, requestTimeoutMs: 300_000 });
+    const env = { SWITCHYARD_KEEP_ALIVE_TIMEOUT_MS: '620000', SWITCHYARD_HEADERS_TIMEOUT_MS: '30000', SWITCHYARD_REQUEST_TIMEOUT_MS: '120000' };
+    expect(loadConfig({}, env)).toMatchObject({ keepAliveTimeoutMs: 620_000, headersTimeoutMs: 30_000, requestTimeoutMs: 120_000 });
+    expect(() => loadConfig({}, { SWITCHYARD_KEEP_ALIVE_TIMEOUT_MS: '0' })).toThrow(/keepAliveTimeoutMs \(SWITCHYARD_KEEP_ALIVE_TIMEOUT_MS\): .* \(got "0"\)/);
+    // Node's http.createServer throws for this pair; the configuration says so first, naming both.
+    expect(() => loadConfig({}, { SWITCHYARD_HEADERS_TIMEOUT_MS: '400000' })).toThrow(
+      /headersTimeoutMs \(SWITCHYARD_HEADERS_TIMEOUT_MS\): 400000 ms is longer than requestTimeoutMs \(SWITCHYARD_REQUEST_TIMEOUT_MS\), 300000 ms/,
+    );
+  });
+
   it('reads REDIS_URL (rate limits shared by the routers), refuses another scheme without echoing its password', () => {
     expect(loadConfig({}, {}).redisUrl).toBeUndefined();
     expect(loadConfig({}, { REDIS_URL: 'redis://:pw@cache:6379/0' }).redisUrl).toBe('redis://:pw@cache:6379/0');

@@ -83,6 +83,10 @@ function configConflicts(config: Config): string[] {
       `${where('workers')}: ${config.workers} router processes cannot share the embedded database (it lives inside one process): set ${ENV_NAMES.databaseUrl} (--database-url) to a PostgreSQL they share, serve a supergraph file with --supergraph, or run one worker`,
     );
   }
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    // Node's http.createServer throws ERR_OUT_OF_RANGE for this pair: said here, with the names to set.
+    problems.push(`${where('headersTimeoutMs')}: ${config.headersTimeoutMs} ms is longer than ${where('requestTimeoutMs')}, ${config.requestTimeoutMs} ms, which includes the headers: lower the first or raise the second`);
+  }
   if (config.tokenExchangeUrl && !config.subgraphTokens) {
     problems.push(`${where('tokenExchangeUrl')}: set, but ${where('subgraphTokens')} is off, so no token would ever be exchanged: unset one of them`);
   }

@@ -54,6 +54,31 @@ export const configSchema = z
       .string()
       .refine((v) => /^rediss?:\/\/[^/]/.test(v), 'must be a redis:// or rediss:// URL')
       .optional(),
+    /**
+     * How long the router keeps an idle client connection open after its last answer, in ms (Node's
+     * `keepAliveTimeout`). Default 65000: above the idle timeout of the load balancer in front (60 s on
+     * AWS's ALB and nginx's upstream keep-alive), so the balancer, not the router, closes idle
+     * connections; the other way round, a request the balancer sends on a connection the router is
+     * closing fails with a 502. Node's own 5000 is below every balancer's. Answers advertise it
+     * (`Keep-Alive: timeout=65`); Node 20 closes the connection a second later still.
+     * docs/operations.md lists the values to match.
+     */
+    keepAliveTimeoutMs: positiveMs.default(65_000),
+    /**
+     * Longest a client may take to send a request's headers, in ms (Node's `headersTimeout`): a
+     * client that sends them slower (a slow-loris attack) gets 408 and its connection is closed.
+     * Counted from the request's first byte, not from the idle time before it (Node 18 and later), so
+     * it need not exceed the keep-alive timeout; the default still does, as older advice asks. At most
+     * `requestTimeoutMs` (Node refuses the pair otherwise). Default 66000.
+     */
+    headersTimeoutMs: positiveMs.default(66_000),
+    /**
+     * Longest a client may take to send a whole request, headers and body, in ms (Node's
+     * `requestTimeout`): a slower client gets 408 and its connection is closed. It bounds receiving the
+     * request only, never the answer: a streamed answer (`@defer`) or a subscription may last longer.
+     * Default 300000 (Node's own).
+     */
+    requestTimeoutMs: positiveMs.default(300_000),
     /** Folder of the embedded database and local state. Default `.switchyard`. */
     dataDir: z.string().min(1).default('.switchyard'),
     /** `production` turns off GraphiQL, introspection and field suggestions. */
