@@ -47,7 +47,12 @@ async function listManifests(db: Queryable): Promise<ManifestReference[]> {
  * on every database). Times (`updatedAt`) are left out: exporting twice gives the same file.
  */
 export async function readLiveConfig(db: Queryable): Promise<ConfigDocument> {
-  const [subgraphs, policies, permissions, cacheRules, trustedDocuments] = await Promise.all([listSubgraphs(db), listPolicies(db), listPermissions(db), listCacheRules(db), listManifests(db)]);
+  // One after the other: inside a transaction `db` is one connection, which runs one query at a time.
+  const subgraphs = await listSubgraphs(db);
+  const policies = await listPolicies(db);
+  const permissions = await listPermissions(db);
+  const cacheRules = await listCacheRules(db);
+  const trustedDocuments = await listManifests(db);
   const principals = new Map<string, string[]>();
   for (const { coordinate, principal } of permissions) principals.set(coordinate, [...(principals.get(coordinate) ?? []), principal]);
   return {
@@ -67,6 +72,7 @@ function wholePolicy(limits: PolicyLimits): { [K in keyof PolicyLimits]: number 
 
 /** Writes one change through the store that owns its table (and so through that store's validation). */
 async function writeChange(tx: Queryable, change: ConfigChange, desired: ConfigDocument): Promise<void> {
+  // A permission's ref is [coordinate, principal]; every other item's name is its first part.
   const [name, principal] = change.ref;
   const remove = change.action === 'remove';
   switch (change.section) {
@@ -80,7 +86,7 @@ async function writeChange(tx: Queryable, change: ConfigChange, desired: ConfigD
       await (remove ? removePolicy(tx, name) : setPolicy(tx, name, wholePolicy(desired.policies![name])));
       return;
     case 'permissions':
-      await (remove ? revokePermission(tx, name, principal) : grantPermission(tx, name, principal));
+      await (remove ? revokePermission(tx, principal, name) : grantPermission(tx, principal, name));
       return;
     case 'cacheRules': {
       if (remove) {
