@@ -37,8 +37,11 @@ describe('configuration as code', () => {
   let empty: Database;
 
   beforeAll(async () => {
-    [source, target] = await Promise.all([createTestStore(), createTestStore()]);
-    [live, empty] = await Promise.all([openMigrated(source), openMigrated(target)]);
+    // One after the other: two embedded databases starting at once on a busy machine can miss the connection timeout.
+    source = await createTestStore();
+    live = await openMigrated(source);
+    target = await createTestStore();
+    empty = await openMigrated(target);
     // A registry configured one command at a time, as ops do today.
     await publishSchemas(live);
     await publishSubgraph(live, { ...SUBGRAPHS[0], url: 'http://alpha.internal/graphql', route: { timeoutMs: 800, retry: { maxRetries: 1 }, headers: { add: { 'x-team': 'alpha' } } } }, composes);
@@ -161,6 +164,24 @@ describe('configuration as code', () => {
       expect.stringMatching(/^trusted documents of web 1\.2\.0 are not published: page-3 /),
     ]);
     expect({ config: await readLiveConfig(empty), versions: await versions(empty) }).toEqual(before);
+  });
+
+  it('is one transaction: a write that fails late undoes the earlier ones and leaves no audit row', async () => {
+    // The database refuses one cache rule; policies are written before cache rules, so one has been written by then.
+    await empty.query(`create or replace function refuse_boom() returns trigger language plpgsql as $$
+      begin if new.coordinate = 'Query.boom' then raise exception 'refused by the test'; end if; return new; end $$`);
+    await empty.query('create trigger refuse_boom before insert on cache_rules for each row execute function refuse_boom()');
+    try {
+      const desired = readConfigYaml(writeConfigYaml(await readLiveConfig(empty)));
+      desired.policies!.Early = { costLimit: 4 };
+      desired.cacheRules!['Query.boom'] = { maxAgeSeconds: 1 };
+      const before = { config: await readLiveConfig(empty), versions: await versions(empty), audit: (await queryAudit(empty, { operation: CONFIG_APPLY_ACTION })).length };
+      await expect(applyConfig(empty, desired, APPLY)).rejects.toThrow(/refused by the test/);
+      expect({ config: await readLiveConfig(empty), versions: await versions(empty), audit: (await queryAudit(empty, { operation: CONFIG_APPLY_ACTION })).length }).toEqual(before);
+    } finally {
+      await empty.query('drop trigger refuse_boom on cache_rules');
+      await empty.query('drop function refuse_boom()');
+    }
   });
 
   it('writes each item whole: what the file leaves out of an item is cleared', async () => {
