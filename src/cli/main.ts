@@ -14,6 +14,7 @@ import { InvalidManifestError } from '../registry/trusted-documents.js';
 import { InvalidCacheRuleError } from '../registry/cache-store.js';
 import { addAccessCommands } from './access-commands.js';
 import { addCacheCommands, type StoreCommandKit } from './cache-commands.js';
+import { addConfigCommands } from './config-commands.js';
 import { addOperationRegistryCommands } from './operation-registry-commands.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { addServeCommands } from './serve-commands.js';
@@ -50,6 +51,7 @@ function buildProgram(): Command {
   addCacheCommands(program, kit);
   addOperationRegistryCommands(program, kit);
   addAccessCommands(program, kit);
+  addConfigCommands(program, kit);
   addStoreCommands(program, kit);
   return program;
 }

@@ -79,3 +79,14 @@ export function workerSlotFromEnv(env: NodeJS.ProcessEnv = process.env): string 
   const slot = env[WORKER_SLOT_ENV];
   return slot && /^\d+$/.test(slot) ? slot : undefined;
 }
+
+/**
+ * Who runs a registry command, for the audit row of `config apply` when `--actor` is not given (a CI
+ * job sets it to the pipeline or the person who merged). Not a router setting. Unset: the OS user.
+ */
+export const ACTOR_ENV = 'SWITCHYARD_ACTOR';
+
+export function actorFromEnv(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const actor = env[ACTOR_ENV]?.trim();
+  return actor ? actor : undefined;
+}

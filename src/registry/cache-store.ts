@@ -98,6 +98,28 @@ function checkScope(scope: unknown): CacheScope | null {
   return scope as CacheScope;
 }
 
+/** The message of what `check` throws for `value`, or undefined when it passes. */
+function problemOf(check: () => unknown): string | undefined {
+  try {
+    check();
+    return undefined;
+  } catch (error) {
+    if (error instanceof InvalidCacheRuleError) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * Why a rule's fields cannot be stored, one message per field, or undefined: the rules `setCacheRule`
+ * applies (and `config apply`, which lists every problem of a file at once).
+ */
+export const cacheRuleProblems = {
+  coordinate: (value: unknown) => problemOf(() => checkCoordinate(value)),
+  maxAgeSeconds: (value: unknown) => problemOf(() => seconds('max age', value)),
+  scope: (value: unknown) => problemOf(() => checkScope(value)),
+  staleSeconds: (value: unknown) => (value === null ? undefined : problemOf(() => seconds('stale seconds', value))),
+};
+
 /**
  * The one text form of an entity key, so a purge and a cached entry agree whoever wrote them:
  * 1. Object keys are sorted (by UTF-16 code units) at every depth.

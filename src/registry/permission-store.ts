@@ -17,9 +17,19 @@ export class InvalidPermissionError extends Error {
   }
 }
 
+/** Why `principal` cannot be given a permission, or undefined: the rule `grant` and `revoke` apply (and `config apply`). */
+export function principalProblem(principal: unknown): string | undefined {
+  return typeof principal === 'string' && PRINCIPAL.test(principal) ? undefined : `invalid principal "${String(principal)}": use sub:ID, scope:NAME, client:ID, role:NAME, authenticated or anonymous`;
+}
+
+/** Why `coordinate` cannot be protected by a permission, or undefined. */
+export function permissionCoordinateProblem(coordinate: unknown): string | undefined {
+  return typeof coordinate === 'string' && COORDINATE.test(coordinate) ? undefined : `invalid coordinate "${String(coordinate)}": use Type.field or operation:Name`;
+}
+
 function validate(principal: string, coordinate: string): void {
-  if (!PRINCIPAL.test(principal)) throw new InvalidPermissionError(`invalid principal "${principal}": use sub:ID, scope:NAME, client:ID, role:NAME, authenticated or anonymous`);
-  if (!COORDINATE.test(coordinate)) throw new InvalidPermissionError(`invalid coordinate "${coordinate}": use Type.field or operation:Name`);
+  const problem = principalProblem(principal) ?? permissionCoordinateProblem(coordinate);
+  if (problem) throw new InvalidPermissionError(problem);
 }
 
 export async function listPermissions(db: Queryable): Promise<PermissionRule[]> {

@@ -43,6 +43,24 @@ const COLUMNS = {
 
 const OPERATION = /^(\*|[_A-Za-z][_0-9A-Za-z]{0,127})$/;
 
+/** The limits a policy may set, in the order they are shown. */
+export const POLICY_LIMITS = Object.keys(COLUMNS) as (keyof PolicyLimits)[];
+
+/** Why `name` cannot have a policy, or undefined: the rule `setPolicy` applies (and `config apply`, item by item). */
+export function operationNameProblem(name: unknown): string | undefined {
+  return typeof name === 'string' && OPERATION.test(name) ? undefined : `invalid operation name "${String(name)}": use a GraphQL name or * for the default`;
+}
+
+/** Why `value` cannot be the limit `key`, or undefined (`null` clears a limit, so it passes). The rule `setPolicy` applies. */
+export function policyLimitProblem(key: string, value: unknown): string | undefined {
+  if (!(key in COLUMNS)) return `unknown limit ${key}`;
+  const min = key === 'queueLength' ? 0 : 1;
+  if (value !== null && value !== undefined && (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > 2_147_483_647)) {
+    return `${key} must be an integer >= ${min} (got ${typeof value === 'string' ? JSON.stringify(value) : String(value)})`;
+  }
+  return undefined;
+}
+
 export class InvalidPolicyError extends Error {
   constructor(message: string) {
     super(message);
@@ -82,15 +100,13 @@ export async function listPolicies(db: Queryable): Promise<PolicyRecord[]> {
  * default applies again). Validates before writing; returns the stored row.
  */
 export async function setPolicy(db: Queryable, operationName: string, limits: { [K in keyof PolicyLimits]?: number | null }): Promise<PolicyRecord> {
-  if (!OPERATION.test(operationName)) throw new InvalidPolicyError(`invalid operation name "${operationName}": use a GraphQL name or * for the default`);
+  const nameProblem = operationNameProblem(operationName);
+  if (nameProblem) throw new InvalidPolicyError(nameProblem);
   const entries = (Object.entries(limits) as [keyof PolicyLimits, number | null | undefined][]).filter(([, v]) => v !== undefined);
   if (entries.length === 0) throw new InvalidPolicyError('nothing to set: give at least one limit');
   for (const [key, value] of entries) {
-    if (!(key in COLUMNS)) throw new InvalidPolicyError(`unknown limit ${key}`);
-    const min = key === 'queueLength' ? 0 : 1;
-    if (value !== null && value !== undefined && (!Number.isInteger(value) || value < min || value > 2_147_483_647)) {
-      throw new InvalidPolicyError(`${key} must be an integer >= ${min} (got ${value})`);
-    }
+    const problem = policyLimitProblem(key, value);
+    if (problem) throw new InvalidPolicyError(problem);
   }
   const columns = entries.map(([key]) => COLUMNS[key]);
   const values = entries.map(([, value]) => value);

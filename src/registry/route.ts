@@ -5,9 +5,10 @@ const ms = z.number().int().positive();
 
 /**
  * Every key is optional; the router fills the defaults documented here. Published with
- * `switchyard subgraph publish --route JSON` (or `--timeout-ms`), read through `readRoute`.
+ * `switchyard subgraph publish --route JSON` (or `--timeout-ms`) or `switchyard config apply`
+ * (whose file schema embeds this one), read through `readRoute`.
  */
-const routeSchema = z
+export const routeSchema = z
   .object({
     /** Timeout of one attempt to this subgraph, in ms. Default: the router's `subgraphTimeoutMs`. */
     timeoutMs: ms.optional(),

@@ -60,15 +60,25 @@ export async function listSubgraphs(db: Queryable): Promise<SubgraphRecord[]> {
   return rows.map(toRecord);
 }
 
-function validateInput(input: SubgraphInput): void {
-  if (!NAME.test(input.name)) throw new InvalidSubgraphError(`invalid subgraph name "${input.name}": use letters, digits, - and _, starting with a letter`);
-  let url: URL;
+/** Why `name` cannot name a subgraph, or undefined: the rule publish applies (and `config apply`). */
+export function subgraphNameProblem(name: unknown): string | undefined {
+  return typeof name === 'string' && NAME.test(name) ? undefined : `invalid subgraph name "${String(name)}": use letters, digits, - and _, starting with a letter`;
+}
+
+/** Why the router cannot reach subgraph `name` at `url`, or undefined: the rule publish applies (and `config apply`). */
+export function subgraphUrlProblem(name: string, url: unknown): string | undefined {
+  let parsed: URL;
   try {
-    url = new URL(input.url);
+    parsed = new URL(String(url));
   } catch {
-    throw new InvalidSubgraphError(`invalid URL for subgraph "${input.name}": ${input.url}`);
+    return `invalid URL for subgraph "${name}": ${String(url)}`;
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidSubgraphError(`subgraph URL must be http or https: ${input.url}`);
+  return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? undefined : `subgraph URL must be http or https: ${String(url)}`;
+}
+
+function validateInput(input: SubgraphInput): void {
+  const problem = subgraphNameProblem(input.name) ?? subgraphUrlProblem(input.name, input.url);
+  if (problem) throw new InvalidSubgraphError(problem);
   if (input.sdl.trim() === '') throw new InvalidSubgraphError(`empty schema for subgraph "${input.name}"`);
   if (input.route !== undefined) {
     const parsed = parseRoute(input.route);
@@ -102,6 +112,25 @@ export async function publishSubgraph(db: Database, input: SubgraphInput, check:
     );
     return { record: toRecord(rows[0]), changed: true };
   });
+}
+
+/** Takes the registry write lock until the transaction `tx` ends, as publish and remove do (for `config apply`). */
+export async function lockRegistryWrites(tx: Queryable): Promise<void> {
+  await tx.query('select pg_advisory_xact_lock($1)', [REGISTRY_WRITE_LOCK]);
+}
+
+/**
+ * Points a published subgraph at another URL and replaces its route metadata, keeping its SDL: what
+ * `config apply` changes. No composition check: the SDL, the only input composition judges, is
+ * unchanged (the URL only fills `join__graph`). Validates like publish; false if `name` is not published.
+ */
+export async function updateSubgraphRoute(db: Queryable, input: { name: string; url: string; route: RouteMetadata }): Promise<boolean> {
+  const problem = subgraphNameProblem(input.name) ?? subgraphUrlProblem(input.name, input.url);
+  if (problem) throw new InvalidSubgraphError(problem);
+  const parsed = parseRoute(input.route);
+  if (!parsed.ok) throw new InvalidSubgraphError(`invalid route metadata: ${parsed.problems.join('; ')}`);
+  const { rowCount } = await db.query('update subgraphs set url = $2, route = $3, updated_at = now() where name = $1', [input.name, input.url, JSON.stringify(parsed.route)]);
+  return (rowCount ?? 0) > 0;
 }
 
 /** Removes a subgraph if the remaining set still composes (an empty registry is allowed). Returns false if it was not there. */

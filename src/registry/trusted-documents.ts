@@ -28,6 +28,11 @@ export class InvalidManifestError extends Error {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/** Why `id` cannot be a document id, or undefined: the rule publish applies (and `config apply`). */
+export function documentIdProblem(id: unknown): string | undefined {
+  return typeof id === 'string' && id !== '' && id.length <= 256 ? undefined : `invalid document id ${JSON.stringify(id) ?? String(id)}`;
+}
+
 /**
  * Stores a manifest's documents in one transaction. Every body must parse and hold one named or
  * anonymous operation it can run; an id already registered with another body refuses the whole
@@ -38,7 +43,8 @@ export async function publishTrustedDocuments(db: Database, manifest: { clientNa
   if (manifest.clientName.trim() === '') throw new InvalidManifestError('--client must name the client');
   if (manifest.documents.length === 0) throw new InvalidManifestError('the manifest holds no document');
   const rows = manifest.documents.map(({ id, body }) => {
-    if (typeof id !== 'string' || id === '' || id.length > 256) throw new InvalidManifestError(`invalid document id ${JSON.stringify(id)}`);
+    const idProblem = documentIdProblem(id);
+    if (idProblem) throw new InvalidManifestError(idProblem);
     if (typeof body !== 'string') throw new InvalidManifestError(`document ${id}: the body must be a string`);
     let document: DocumentNode;
     try {
@@ -66,6 +72,16 @@ export async function publishTrustedDocuments(db: Database, manifest: { clientNa
     }
     return { added: fresh.length, known: rows.length - fresh.length };
   });
+}
+
+/**
+ * Removes documents by id (`config apply --prune`); returns how many were there. Clients still
+ * sending one of these ids are refused from then on: an id removed is a promise withdrawn.
+ */
+export async function removeTrustedDocuments(db: Queryable, ids: readonly string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const { rowCount } = await db.query('delete from trusted_documents where id = any($1::text[])', [[...ids]]);
+  return rowCount ?? 0;
 }
 
 interface TrustedRow {
