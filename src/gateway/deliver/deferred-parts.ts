@@ -29,6 +29,8 @@ export interface DeferSplit {
    */
   readonly document: DocumentNode;
   readonly parts: readonly DeferredPart[];
+  /** Some part selects introspection, which only graphql-js answers: the query is answered in one payload. */
+  readonly introspective: boolean;
 }
 
 /** The response key prefix of a marker: names starting with `__` are the spec's own (2.1.9), never a client's alias in practice. */
@@ -146,15 +148,49 @@ function makeSplit(document: DocumentNode, operation: NonNullable<ReturnType<typ
     return markerOf(part, others);
   };
 
+  // The parts' selections stay in the document under `@skip(if: true)`: never collected for the
+  // first payload, but seen by whatever reads the document's variables (the projection's
+  // `@skip`/`@include` variables, which a part's own conditions use).
+  const kept = (set: SelectionSetNode): SelectionSetNode => {
+    const before = parts.length;
+    const transformed = transform(set);
+    if (parts.length === before) return transformed;
+    const carried: InlineFragmentNode[] = [];
+    for (let id = before; id < parts.length; id++) carried.push({ kind: Kind.INLINE_FRAGMENT, directives: [ALWAYS_SKIPPED], selectionSet: parts[id].selectionSet });
+    return { ...transformed, selections: [...transformed.selections, ...carried] };
+  };
+
   const definitions = [
-    { ...operation, selectionSet: transform(operation.selectionSet) },
+    { ...operation, selectionSet: kept(operation.selectionSet) },
     ...[...fragments.values()].map((fragment) => {
-      const selectionSet = transform(fragment.selectionSet);
+      const selectionSet = kept(fragment.selectionSet);
       return selectionSet === fragment.selectionSet ? fragment : { ...fragment, selectionSet };
     }),
   ];
   if (parts.length === 0) return null;
-  return { document: { ...document, definitions }, parts };
+  return { document: { ...document, definitions }, parts, introspective: parts.some((part) => selectsIntrospection(part.selectionSet, fragments)) };
+}
+
+const ALWAYS_SKIPPED: DirectiveNode = {
+  kind: Kind.DIRECTIVE,
+  name: { kind: Kind.NAME, value: 'skip' },
+  arguments: [{ kind: Kind.ARGUMENT, name: { kind: Kind.NAME, value: 'if' }, value: { kind: Kind.BOOLEAN, value: true } }],
+};
+
+/** Whether a part selects `__schema` or `__type` (through its fragments too): graphql-js answers those, in one payload. */
+function selectsIntrospection(set: SelectionSetNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>, seen = new Set<string>()): boolean {
+  for (const selection of set.selections) {
+    if (selection.kind === Kind.FIELD) {
+      if (selection.name.value === '__schema' || selection.name.value === '__type') return true;
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      if (selectsIntrospection(selection.selectionSet, fragments, seen)) return true;
+    } else if (!seen.has(selection.name.value)) {
+      seen.add(selection.name.value);
+      const fragment = fragments.get(selection.name.value);
+      if (fragment && selectsIntrospection(fragment.selectionSet, fragments, seen)) return true;
+    }
+  }
+  return false;
 }
 
 /** The marker standing for a part: its fragment's type condition and conditions, selecting `__typename` under the part's key. */

@@ -51,6 +51,7 @@ export interface IncrementalDeliveryOptions {
  */
 export function deliverIncrementally(options: IncrementalDeliveryOptions): AsyncIterable<ExecutionResult> | undefined {
   const { plan, split, projector, operationName, variables } = options;
+  if (split.introspective) return undefined;
   const projection = projector.projectionOf(split.document, operationName, variables);
   if (!projection) return undefined;
   const whole: Projection = projection;
