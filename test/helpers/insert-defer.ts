@@ -23,6 +23,11 @@ export interface InsertDeferOptions {
   markRate?: number;
   /** Most `@defer`s added to one document (each is a directive and about ten tokens of the router's limits). Default 6. */
   maxDefers?: number;
+  /**
+   * The router's directive limit (`maxDirectives`, counted as graphql-armor does: each fragment spread counts its
+   * fragment's directives again). A document the `@defer`s would take over it gets fewer. Default 50.
+   */
+  maxDirectives?: number;
 }
 
 export interface DeferredQuery {
@@ -57,12 +62,23 @@ interface Site {
  *    nest: a deferred field's own selections may hold a deferred fragment.
  * 3. Half the directives carry a label (`d0`, `d1`... unique, never one the document already has); a few carry
  *    `if: true`, and a few `if: false` (a `@defer` that does not defer), but never all of them.
- * 4. At least one `@defer` that defers is added wherever there is a place, at most `maxDefers` in all.
+ * 4. At least one `@defer` that defers is added wherever there is a place, at most `maxDefers` in all, and fewer when
+ *    they would take the document over the router's directive limit (where it was not over it already).
  * Wrapping selections in an inline fragment with no condition changes neither the fields collected (spec 6.3.2) nor
  * the overlap rule's verdict (5.3.2): the document stays valid, and its answer without payloads is the same.
  */
 export function insertDefer(schema: GraphQLSchema, query: string | DocumentNode, seed: number, options: InsertDeferOptions = {}): DeferredQuery {
   const document = typeof query === 'string' ? parse(query) : query;
+  const limit = options.maxDirectives ?? 50;
+  const before = directiveCount(document);
+  // 4. Fewer @defers while they would take the document over the router's directive limit (the same seed each time).
+  for (let maxDefers = options.maxDefers ?? 6; ; maxDefers--) {
+    const deferred = insertOnce(schema, query, document, seed, { ...options, maxDefers });
+    if (maxDefers <= 1 || directiveCount(parse(deferred.query)) <= Math.max(limit, before)) return deferred;
+  }
+}
+
+function insertOnce(schema: GraphQLSchema, query: string | DocumentNode, document: DocumentNode, seed: number, options: InsertDeferOptions): DeferredQuery {
   const printed = () => (typeof query === 'string' ? query : print(query));
   if (document.definitions.some((d) => d.kind === Kind.OPERATION_DEFINITION && d.operation === 'subscription')) return { query: printed(), defers: 0 };
   const random = mulberry32(seed);
@@ -187,6 +203,30 @@ function labelsOf(document: DocumentNode): Set<string> {
     },
   });
   return labels;
+}
+
+/** The directives of the document's largest operation, each fragment spread counting its fragment's again (graphql-armor's max-directives). */
+export function directiveCount(document: DocumentNode): number {
+  const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+  const memo = new Map<string, number>();
+  const count = (node: { directives?: readonly DirectiveNode[]; selectionSet?: SelectionSetNode }): number => {
+    let total = node.directives?.length ?? 0;
+    for (const child of node.selectionSet?.selections ?? []) {
+      if (child.kind !== Kind.FRAGMENT_SPREAD) total += count(child);
+      else {
+        total += child.directives?.length ?? 0;
+        const name = child.name.value;
+        if (!memo.has(name)) {
+          memo.set(name, 0); // a cycle (invalid anyway) counts once
+          const fragment = fragments.get(name);
+          memo.set(name, fragment ? count(fragment) : 0);
+        }
+        total += memo.get(name)!;
+      }
+    }
+    return total;
+  };
+  return Math.max(0, ...document.definitions.map((d) => (d.kind === Kind.OPERATION_DEFINITION ? count(d) : 0)));
 }
 
 /** The document without any `@defer`: what its merged payloads must answer like. */
