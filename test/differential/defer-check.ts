@@ -1,6 +1,7 @@
 // The @defer check: a query asked with random `@defer`s must, its payloads merged, answer as without them; and the router bugs it knows today.
-import { Kind, parse, print, visit, type FragmentSpreadNode, type GraphQLSchema, type InlineFragmentNode, type SelectionSetNode } from 'graphql';
+import { Kind, parse, print, validate, visit, type FragmentSpreadNode, type GraphQLSchema, type InlineFragmentNode, type SelectionSetNode } from 'graphql';
 import { mergePayloads, postDeferred, responseNullability, type Payload } from '../helpers/defer-payloads.js';
+import { insertDefer, type DeferredQuery } from '../helpers/insert-defer.js';
 import { canonical, comparable, differences, type Comparable } from './compare-answers.js';
 import type { Candidate } from './shrink-query.js';
 
@@ -81,6 +82,18 @@ export async function askDeferred(url: string, schema: GraphQLSchema, { query, v
   const nullableAt = responseNullability(schema, query);
   const { data, errors, problems } = mergePayloads(response.payloads, { nullableAt });
   return { answer: toComparable({ data, errors }, nullableAt, problems), payloads: response.payloads, streamed: response.streamed };
+}
+
+/**
+ * The query with random `@defer`s (`insertDefer`), checked against the schema: a document the insertion made invalid is
+ * a bug of the test, said as such, not a difference between answers. The router's own `@defer` rules (unique labels,
+ * none on a mutation's root fields) are checked by the router.
+ */
+export function withRandomDefers(schema: GraphQLSchema, query: string, seed: number): DeferredQuery {
+  const deferred = insertDefer(schema, query, seed);
+  const errors = validate(schema, parse(deferred.query));
+  if (errors.length > 0) throw new Error(`insertDefer (seed ${seed}) made an invalid document: ${errors.map((e) => e.message).join('; ')}\n${deferred.query}`);
+  return deferred;
 }
 
 /** A router bug the check finds, told by what its payloads show; the lead fixes the router, then the entry goes. */

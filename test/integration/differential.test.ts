@@ -5,12 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningRouter } from '../../src/cli/start-router.js';
 import { databaseKind } from '../helpers/database.js';
 import { responseNullability, type Payload } from '../helpers/defer-payloads.js';
-import { insertDefer, withoutDefer } from '../helpers/insert-defer.js';
+import { withoutDefer } from '../helpers/insert-defer.js';
 import { startFederationStack, type FederationStack } from '../helpers/federation-stack.js';
 import { postGraphQL } from '../helpers/http.js';
 import { readMetric } from '../helpers/stack.js';
 import { canonical, comparable, differences, type Comparable } from '../differential/compare-answers.js';
-import { answerDifferences, askDeferred, differenceKind, explainDeferMismatch, KNOWN_DEFER_BUGS, sameAnswer, staleDeferBugs, toComparable, type AskedDeferred, type DeferBugName, type DeferComparable } from '../differential/defer-check.js';
+import { answerDifferences, askDeferred, differenceKind, explainDeferMismatch, KNOWN_DEFER_BUGS, sameAnswer, staleDeferBugs, toComparable, withRandomDefers, type AskedDeferred, type DeferBugName, type DeferComparable } from '../differential/defer-check.js';
 import { generateQuery, mulberry32 } from '../differential/generate-query.js';
 import { KNOWN_VALUES } from '../differential/known-values.js';
 import { shrinkQuery, type Candidate } from '../differential/shrink-query.js';
@@ -194,7 +194,7 @@ describe(`differential: query plans against stitching (${databaseKind} database)
         const index = next++;
         const seed = querySeed(SEED, index);
         const { query, variables } = generateQuery(schema, seed, { knownValues: KNOWN_VALUES });
-        const withDefer = deferred(seed) ? insertDefer(schema, query, deferSeed(seed)) : undefined;
+        const withDefer = deferred(seed) ? withRandomDefers(schema, query, deferSeed(seed)) : undefined;
         const [{ answers, plannedBody }, deferredAnswer] = await Promise.all([bothAnswers({ query, variables }), withDefer?.defers ? ask({ query: withDefer.query, variables }) : undefined]);
         if (differs(answers)) mismatches.push({ index, seed, query, variables, planned: answers[0], stitched: answers[1], diff: differences(answers[0], answers[1]) });
         if (withDefer && deferredAnswer) {

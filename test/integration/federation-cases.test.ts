@@ -8,10 +8,9 @@ import { composeSupergraph } from '../../src/gateway/compose.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startRouter, type RunningRouter } from '../../src/cli/start-router.js';
 import { postGraphQL, type GraphQLResponse } from '../helpers/http.js';
-import { insertDefer } from '../helpers/insert-defer.js';
 import { readMetric } from '../helpers/stack.js';
 import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-subgraph.js';
-import { askDeferred, explainDeferMismatch, sameAnswer, staleDeferBugs, toComparable, type DeferBugName, type DeferComparable } from '../differential/defer-check.js';
+import { askDeferred, explainDeferMismatch, sameAnswer, staleDeferBugs, toComparable, withRandomDefers, type DeferBugName, type DeferComparable } from '../differential/defer-check.js';
 import { responseNullability } from '../helpers/defer-payloads.js';
 import { FEDERATION_CASES, type CaseQuery, type FederationCase } from '../fixtures/federation-cases/index.js';
 
@@ -156,7 +155,7 @@ describe(`Federation v2 cases, each on its own supergraph (${QUERY_PLANS ? 'quer
         federationCase.queries.forEach((q, index) => {
           it(q.name, async () => {
             const router = started!.router;
-            const candidate = { query: insertDefer(schema, q.query, deferSeed(federationCase.name, index)).query, variables: q.variables ?? {} };
+            const candidate = { query: withRandomDefers(schema, q.query, deferSeed(federationCase.name, index)).query, variables: q.variables ?? {} };
             const mismatchesBefore = await readMetric(router, 'switchyard_projection_mismatches_total', {});
             const asked = await askDeferred(router.url, schema, candidate);
             deferredRuns++;
