@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { demoSubgraphsBackend, fastDemoBackend, productIdFor, productPageRequest } from '../backends/demo-subgraphs.js';
 import { switchyardDefaults } from '../gateways/switchyard.js';
