@@ -17,6 +17,7 @@ import { useRequestState } from './plugins/use-request-state.js';
 import { useDeadline } from './plugins/use-deadline.js';
 import { useQueryPlans } from './plugins/use-query-plans.js';
 import { useCompleteness } from './plugins/use-completeness.js';
+import { useIncrementalDelivery } from './plugins/use-incremental-delivery.js';
 import type { OperationQueues } from './plugins/use-operation-queue.js';
 import { useCostLimit } from './plugins/use-cost-limit.js';
 import { useRateLimit } from './plugins/use-rate-limit.js';
@@ -126,13 +127,15 @@ export function createRouter(deps: RouterDeps): Router {
   // Completeness comes before every plugin that may refuse a request, so refusals are labelled too. Always
   // on, whatever features are: every executed answer says whether it is whole and how long it may be kept.
   plugins.push(useCompleteness({ metrics, extension: config.completenessExtension }));
+  // `@defer` validation, and the incremental format the client reads (the plans stream in it).
+  plugins.push(...useIncrementalDelivery());
   // Who may see what: cheaper than costing, and a refused request costs nothing more.
   plugins.push(useAuthorization({ authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost
   // budget, then the queue, which admits only requests that passed the cheaper checks before it.
   plugins.push(useCostLimit({ policies: deps.policies, metrics }), useRateLimit({ policies: deps.policies, metrics, buckets: deps.rateLimitBuckets }), deps.queues.plugin);
   // The deadline starts once the request is admitted.
-  if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs }));
+  if (config.resilience) plugins.push(useDeadline({ policies: deps.policies, defaultDeadlineMs: config.defaultDeadlineMs, defaultDeferDeadlineMs: config.deferDeadlineMs }));
   // Just before execution: only operations admitted by every check above are recorded as executed.
   if (deps.operations) plugins.push(useOperationRegistry({ recorder: deps.operations }));
   // Last: it reads the authorization decision, and replaces only the execute function the others wrap.

@@ -11,7 +11,7 @@ function limit(name: string, min: number) {
 }
 
 function formatLimits(limits: PolicyLimits): string {
-  const parts = (['costLimit', 'maxConcurrency', 'queueLength', 'maxWaitMs', 'deadlineMs', 'costRatePerSecond', 'costBurst'] as const)
+  const parts = (['costLimit', 'maxConcurrency', 'queueLength', 'maxWaitMs', 'deadlineMs', 'deferDeadlineMs', 'costRatePerSecond', 'costBurst'] as const)
     .filter((key) => limits[key] !== undefined)
     .map((key) => `${key}=${limits[key]}`);
   return parts.length ? parts.join(' ') : '(no limits)';
@@ -36,7 +36,8 @@ export function addPolicyCommands(program: Command, kit: StoreCommandKit): Comma
     .addOption(new Option('--max-concurrency <n>', 'requests in flight per router instance').argParser(limit('max concurrency', 1)))
     .addOption(new Option('--queue-length <n>', 'requests allowed to wait beyond the concurrency').argParser(limit('queue length', 0)))
     .addOption(new Option('--max-wait-ms <ms>', 'longest wait in the queue').argParser(limit('max wait', 1)))
-    .addOption(new Option('--deadline-ms <ms>', 'request deadline').argParser(limit('deadline', 1)))
+    .addOption(new Option('--deadline-ms <ms>', 'request deadline (bounds a deferred query\'s first payload)').argParser(limit('deadline', 1)))
+    .addOption(new Option('--defer-deadline-ms <ms>', 'budget of a query\'s deferred parts (@defer)').argParser(limit('defer deadline', 1)))
     .addOption(new Option('--cost-rate-per-second <n>', 'cost points a client may spend per second').argParser(limit('cost rate', 1)))
     .addOption(new Option('--cost-burst <n>', 'cost points a client may spend at once (default 10 × the rate)').argParser(limit('cost burst', 1)))
     .addOption(databaseOption())

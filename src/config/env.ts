@@ -24,6 +24,7 @@ export const ENV_NAMES = {
   cacheStaleSeconds: 'SWITCHYARD_CACHE_STALE_SECONDS',
   cacheRedisPrefix: 'SWITCHYARD_CACHE_REDIS_PREFIX',
   defaultDeadlineMs: 'SWITCHYARD_DEADLINE_MS',
+  deferDeadlineMs: 'SWITCHYARD_DEFER_DEADLINE_MS',
   subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
   overrideLabels: 'SWITCHYARD_OVERRIDE_LABELS',
   authMode: 'SWITCHYARD_AUTH_MODE',

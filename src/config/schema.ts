@@ -178,6 +178,8 @@ export const configSchema = z
     cacheRedisPrefix: z.string().min(1).default('switchyard:cache:'),
     /** Request deadline when no policy sets one, in ms: every subgraph call of a request must end within it. Default 2000. */
     defaultDeadlineMs: positiveMs.default(2_000),
+    /** Budget of a query's deferred parts (`@defer`) when no policy sets one, in ms: the request's deadline bounds the first payload, this the rest. Default 10000. */
+    deferDeadlineMs: positiveMs.default(10_000),
     /** Default timeout of one attempt to a subgraph, in ms, when its route metadata sets none (the deadline usually cuts sooner). Default 10000. */
     subgraphTimeoutMs: positiveMs.default(10_000),
     /** OTLP/HTTP collector base URL (`/v1/traces` is appended). Set: spans are exported; unset: tracing is off and costs nothing. */

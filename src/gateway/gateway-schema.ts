@@ -1,6 +1,6 @@
 // Turns a supergraph SDL into the executable, stitched gateway schema, with our own executor per subgraph.
-import type { GraphQLSchema } from 'graphql';
-import type { Executor } from '@graphql-tools/utils';
+import { GraphQLSchema } from 'graphql';
+import { GraphQLDeferDirective, GraphQLStreamDirective, type Executor } from '@graphql-tools/utils';
 import { getStitchedSchemaFromSupergraphSdl } from '@graphql-tools/federation';
 import { Supergraph } from './supergraph/supergraph.js';
 
@@ -42,7 +42,7 @@ export function buildGatewaySchema(supergraphOrSdl: Supergraph | string, options
   const names = supergraph.subgraphNames;
   const subgraphs: SubgraphEndpoint[] = [];
   const executors = new Map<string, Executor>();
-  const schema = getStitchedSchemaFromSupergraphSdl({
+  const stitched = getStitchedSchemaFromSupergraphSdl({
     supergraphSdl: supergraph.document,
     batch: true,
     handleProgressiveOverride: (label) => options.overrideLabels?.has(label) ?? false,
@@ -53,5 +53,20 @@ export function buildGatewaySchema(supergraphOrSdl: Supergraph | string, options
       executors.set(config.name, config.executor);
     },
   });
-  return { schema, subgraphs, supergraph, executors };
+  return { schema: withIncrementalDirectives(stitched), subgraphs, supergraph, executors };
+}
+
+/**
+ * The API schema declares `@defer` and `@stream` (incremental delivery RFC), so a document using
+ * them validates: the query plans answer `@defer` in payloads (gateway/deliver/) and `@stream` as a
+ * whole list, a hint a server may ignore. Declared here, once per composition, because yoga's
+ * defer-stream plugin would otherwise replace the schema object, and a request's plan is found by
+ * its schema's identity (request-plan.ts).
+ */
+function withIncrementalDirectives(schema: GraphQLSchema): GraphQLSchema {
+  const missing = [GraphQLDeferDirective, GraphQLStreamDirective].filter((directive) => !schema.getDirective(directive.name));
+  if (missing.length === 0) return schema;
+  const declared = new GraphQLSchema({ ...schema.toConfig(), directives: [...schema.getDirectives(), ...missing] });
+  declared.extensions = schema.extensions;
+  return declared;
 }

@@ -21,6 +21,7 @@ import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { enrichSubgraphResult } from './subgraph-errors.js';
 import { bodyOf, createHttpTransport, requestBody } from './subgraph-transport.js';
+import { callBudgetOf } from '../request/call-budget.js';
 
 export interface SubgraphExecutorOptions {
   name: string;
@@ -118,14 +119,16 @@ export function createSubgraphExecutor(options: SubgraphExecutorOptions): Execut
     const skipped = state.skipped?.get(name);
     if (skipped) return failureResult(request, (path) => clientError(skipped.code, skipped.message, { subgraph: name, path }));
     (state.subgraphsCalled ??= new Set()).add(name);
+    // A deferred part's call has its own signal (a child of the request's) and deadline.
+    const budget = callBudgetOf(request);
     const call: SubgraphCall = {
       subgraph: name,
       request,
       isQuery: request.operationType !== 'mutation',
       // The client's disconnect aborts every call of its request, whatever the resilience switch.
       // A call the router did not start (a tool, a test) is cancelled by its own signal, if any.
-      signal: state.started ? state.signal : (request.signal ?? new AbortController().signal),
-      deadlineAt: state.deadlineAt ?? performance.now() + defaultDeadlineMs,
+      signal: budget?.signal ?? (state.started ? state.signal : (request.signal ?? new AbortController().signal)),
+      deadlineAt: budget?.deadlineAt ?? state.deadlineAt ?? performance.now() + defaultDeadlineMs,
       attempt: 'first',
     };
     try {

@@ -80,7 +80,10 @@ export function useAudit(options: AuditOptions): Plugin {
       const entry = state.audit;
       if (!entry) return;
       state.audit = undefined;
-      const { errorCodes, complete } = answerOutcome(state.telemetry, response.status, state.refusal);
+      const status = response.status;
+      // A deferred query's row is written when its last payload went out: every subgraph it called, its whole duration.
+      state.whenAnswered(() => {
+      const { errorCodes, complete } = answerOutcome(state.telemetry, status, state.refusal);
       writer.record({
         at: entry.at,
         requestId: entry.requestId,
@@ -90,10 +93,11 @@ export function useAudit(options: AuditOptions): Plugin {
         operationName: entry.operationName,
         operationHash: entry.operationHash,
         subgraphs: [...(state.subgraphsCalled ?? [])],
-        status: response.status,
+        status,
         durationMs: performance.now() - entry.started,
         errorCodes,
         complete,
+      });
       });
     },
   };

@@ -6,6 +6,7 @@ import { requestStateOf, type CacheNotes } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { repathErrors } from './completeness/repath-errors.js';
 import { isUnanswered } from '../errors/unanswered.js';
+import { missingOf, staleOf, type Completeness } from '../request/completeness.js';
 
 export interface CompletenessOptions {
   metrics?: RouterMetrics;
@@ -15,19 +16,7 @@ export interface CompletenessOptions {
   extension?: 'partial' | 'always';
 }
 
-export interface MissingSection {
-  /** Response path of the missing field (absent for a stale copy, which stands in for a whole subgraph call). */
-  path?: readonly (string | number)[];
-  subgraph?: string;
-  code: string;
-  /** Age of the copy served instead, in ms (code STALE). */
-  ageMs?: number;
-}
-
-export interface Completeness {
-  complete: boolean;
-  missing: MissingSection[];
-}
+export type { Completeness, MissingSection } from '../request/completeness.js';
 
 const TIMEOUT_CODES = new Set(['DEADLINE_EXCEEDED', 'SUBGRAPH_TIMEOUT']);
 /**
@@ -55,17 +44,7 @@ export function useCompleteness(options: CompletenessOptions = {}): Plugin {
           const context = args.contextValue as Partial<YogaInitialContext>;
           const state = requestStateOf(args.contextValue);
           const errors = result.errors?.length ? repathErrors(result.errors as readonly GraphQLError[], result.data) : undefined;
-          const missing: MissingSection[] = [];
-          for (const error of errors ?? []) {
-            if (!error.path) continue;
-            const extensions = error.extensions ?? {};
-            missing.push({
-              path: error.path,
-              subgraph: typeof extensions.subgraph === 'string' ? extensions.subgraph : undefined,
-              code: typeof extensions.code === 'string' ? extensions.code : 'INTERNAL_SERVER_ERROR',
-            });
-          }
-          for (const stale of state.stale ?? []) missing.push({ subgraph: stale.subgraph, code: 'STALE', ageMs: stale.ageMs });
+          const missing = [...missingOf(errors), ...staleOf(state.stale)];
           const complete = missing.length === 0 && !errors?.length;
           const headers: Record<string, string> = { 'switchyard-completed': String(complete) };
           headers['cache-control'] = complete ? cacheControlOf(state.cache) : 'no-store';

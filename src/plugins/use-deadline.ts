@@ -8,6 +8,8 @@ export interface DeadlineOptions {
   policies: PolicyBook;
   /** Deadline when no policy sets one, in ms. */
   defaultDeadlineMs: number;
+  /** Budget of a query's deferred parts when no policy sets one, in ms. Default 10000. */
+  defaultDeferDeadlineMs?: number;
 }
 
 const DEADLINE_HEADER = 'switchyard-deadline-ms';
@@ -24,7 +26,8 @@ export function useDeadline(options: DeadlineOptions): Plugin {
       const state = requestStateOf(args.contextValue);
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
       const operationName = args.operationName ?? state.operationName;
-      let deadlineMs = options.policies.resolve(operationName).deadlineMs ?? options.defaultDeadlineMs;
+      const policy = options.policies.resolve(operationName);
+      let deadlineMs = policy.deadlineMs ?? options.defaultDeadlineMs;
       const header = request?.headers.get(DEADLINE_HEADER);
       if (header !== null && header !== undefined) {
         const asked = /^\s*\d{1,9}\s*$/.test(header) ? Number(header) : NaN;
@@ -37,6 +40,8 @@ export function useDeadline(options: DeadlineOptions): Plugin {
         deadlineMs = Math.min(deadlineMs, asked);
       }
       state.startDeadline(deadlineMs);
+      // A deferred part's budget (decision 027): the request's deadline bounds only the first payload.
+      state.deferDeadlineMs = policy.deferDeadlineMs ?? options.defaultDeferDeadlineMs ?? 10_000;
     },
   };
 }

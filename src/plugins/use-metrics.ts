@@ -31,11 +31,21 @@ export function useMetrics(options: MetricsOptions): Plugin {
       if (record) record.operationName = params.operationName ?? operationNameOf(params.query);
     },
     onResponse({ serverContext, response }) {
-      const record = requestStateOf(serverContext).metrics;
+      const state = requestStateOf(serverContext);
+      const record = state.metrics;
       if (!record) return;
       const operation = metrics.operationLabel(record.operationName);
-      metrics.requests.inc({ operation, status: String(response.status) });
-      metrics.requestDuration.observe({ operation }, (performance.now() - record.started) / 1000);
+      const status = String(response.status);
+      // A deferred query's duration is its last payload's; its payloads are counted and timed then.
+      state.whenAnswered(() => {
+        metrics.requests.inc({ operation, status });
+        metrics.requestDuration.observe({ operation }, (performance.now() - record.started) / 1000);
+        const stream = state.stream;
+        if (!stream) return;
+        metrics.streamPayloads.observe({ operation }, stream.payloads);
+        if (stream.firstAt !== undefined) metrics.firstPayloadDuration.observe({ operation }, (stream.firstAt - record.started) / 1000);
+        if (stream.lastAt !== undefined) metrics.lastPayloadDuration.observe({ operation }, (stream.lastAt - record.started) / 1000);
+      });
     },
   };
 }

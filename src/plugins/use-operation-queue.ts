@@ -3,6 +3,7 @@ import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import { clientError, requestError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
 import { executingOperation } from '../request/operation-analysis.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { OperationQueue, QueueRefused, type QueueLimits } from './queue/operation-queue.js';
 import type { TicketStore } from './queue/ticket-store.js';
@@ -126,7 +127,8 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
         try {
           return await executeFn(executionArgs);
         } finally {
-          done();
+          // A deferred query holds its place until its last payload, or until its client leaves.
+          requestStateOf(executionArgs.contextValue).whenAnswered(done);
         }
       });
       return {

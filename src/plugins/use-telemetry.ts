@@ -91,9 +91,13 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       const telemetry = state.telemetry;
       if (!telemetry) return;
       response.headers.set('x-request-id', telemetry.requestId);
-      const outcome = answerOutcome(telemetry, response.status, state.refusal);
-      if (telemetry.span) endRequestSpan(telemetry.span, response.status, outcome.complete);
-      if (accessLog) logger.info(accessLine(request, response.status, state, telemetry, outcome), 'request');
+      const status = response.status;
+      // A deferred query's span and access line close with its last payload: its deferred fetches are under the span.
+      state.whenAnswered(() => {
+        const outcome = answerOutcome(telemetry, status, state.refusal);
+        if (telemetry.span) endRequestSpan(telemetry.span, status, outcome.complete);
+        if (accessLog) logger.info(accessLine(request, status, state, telemetry, outcome), 'request');
+      });
     },
   };
 

@@ -8,6 +8,8 @@ export interface PolicyLimits {
   queueLength?: number;
   maxWaitMs?: number;
   deadlineMs?: number;
+  /** The budget of the operation's deferred parts (`@defer`), in ms. */
+  deferDeadlineMs?: number;
   /** Cost points a client may spend per second (rate limit refill). */
   costRatePerSecond?: number;
   /** Cost points a client may spend at once (rate limit bucket). Default: 10 × the rate. */
@@ -34,6 +36,7 @@ const COLUMNS = {
   queueLength: 'queue_length',
   maxWaitMs: 'max_wait_ms',
   deadlineMs: 'deadline_ms',
+  deferDeadlineMs: 'defer_deadline_ms',
   costRatePerSecond: 'cost_rate_per_second',
   costBurst: 'cost_burst',
 } as const satisfies Record<keyof PolicyLimits, string>;
@@ -54,6 +57,7 @@ interface PolicyRow {
   queue_length: number | null;
   max_wait_ms: number | null;
   deadline_ms: number | null;
+  defer_deadline_ms: number | null;
   cost_rate_per_second: number | null;
   cost_burst: number | null;
   updated_at: Date;

@@ -64,9 +64,13 @@ describe('operation analysis: CollectFields as execution does it', () => {
     expect([...analysis.collectFields(schema, film, node.map((n) => n.selectionSet)).keys()]).toEqual(['id', 'minutes']);
   });
 
-  it('reports what plans cannot model: another directive, an unknown fragment', () => {
-    const deferred = analyseOperation(parse('{ ... @defer { a } }'));
-    expect(deferred.collection(schema, query, [deferred.operation!.selectionSet]).unsupported).toBe('the @defer directive');
+  it('keeps a deferred fragment\'s fields with @defer as a guard of their own, and reports an unknown fragment', () => {
+    const deferred = analyseOperation(parse('{ b ... @defer(label: "x") @include(if: $on) { a } }'));
+    const collection = deferred.collection(schema, query, [deferred.operation!.selectionSet]);
+    expect(collection.unsupported).toBeUndefined();
+    expect([...collection.fields.keys()]).toEqual(['b', 'a']);
+    const a = collection.fields.get('a')![0];
+    expect(deferred.guardsOf(a).map((guards) => guards.map((list) => list.map((d) => d.name.value)))).toEqual([[['include'], ['defer']]]);
     const unknown = analyseOperation(parse('{ ...Missing }'));
     expect(unknown.collection(schema, query, [unknown.operation!.selectionSet]).unsupported).toBe('unknown fragment Missing');
   });

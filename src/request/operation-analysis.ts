@@ -41,7 +41,7 @@ export interface Collection {
   readonly fields: FieldGroups;
   /** Some field is guarded by a condition (its own, or an enclosing fragment's): `collectFields` with a test must filter. */
   readonly conditional: boolean;
-  /** What the query planner cannot model here: `@defer`/`@stream`, or an unknown fragment. */
+  /** What the query planner cannot model here: an unknown fragment. */
   readonly unsupported: string | undefined;
   /** Each field with the condition lists that guard it (its own and its enclosing fragments'), in document order. */
   readonly entries: readonly CollectedEntry[];
@@ -53,8 +53,14 @@ interface CollectedEntry {
   readonly guards: Guards;
 }
 
-/** Incremental delivery, which plans do not model yet: the fields are fetched by stitching. */
-const INCREMENTAL = new Set(['defer', 'stream']);
+/**
+ * `@defer` on a fragment is a guard of its own (a one-directive list): the plan fetches the fields
+ * either way, and the incremental delivery reads it to tell which payload waits for which fetches.
+ * A condition test ignores it (`includedByConditions` reads only `@skip`/`@include`).
+ */
+export const DEFER = 'defer';
+/** `@stream` is a hint a server may ignore (incremental delivery RFC): the list is answered whole. */
+const STREAM = 'stream';
 
 /** A node that was collected with no condition around it. */
 const UNGUARDED: readonly Guards[] = Object.freeze([Object.freeze([])]);
@@ -287,14 +293,17 @@ function collect(schema: GraphQLSchema, fragments: ReadonlyMap<string, FragmentD
       let carriedHere = inherited;
       if (selection.directives && selection.directives.length > 0) {
         let conditions: DirectiveNode[] | undefined;
+        let deferred: DirectiveNode | undefined;
         for (const directive of selection.directives) {
           const name = directive.name.value;
           if (name === 'skip' || name === 'include') (conditions ??= []).push(directive);
-          else if (INCREMENTAL.has(name)) state.unsupported ??= `the @${name} directive`;
+          else if (name === DEFER && selection.kind !== Kind.FIELD) deferred = directive;
+          else if (name === STREAM || name === DEFER) continue;
           // 5. Another executable directive on a fragment goes with each field the fragment selects.
           else if (selection.kind !== Kind.FIELD) carriedHere = [...carriedHere, directive];
         }
-        if (conditions) here = [...guards, conditions];
+        if (conditions) here = [...here, conditions];
+        if (deferred) here = [...here, [deferred]];
       }
       if (selection.kind === Kind.FIELD) {
         if (here.length > 0) state.conditional = true;

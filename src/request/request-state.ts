@@ -43,6 +43,23 @@ export interface MetricsRecord {
   operationName: string | null | undefined;
 }
 
+/**
+ * The incremental delivery formats (decision 027): `deferSpec=20220824` (`incremental: [{data,
+ * path, label}]`, what Apollo Client and Relay read) and `incrementalSpec=v0.2` (graphql-js 17's
+ * `pending` / `incremental` / `completed`).
+ */
+export type IncrementalFormat = 'defer-20220824' | 'incremental-v0.2';
+
+/** A streamed answer (a deferred query's payloads): how many went out and when, and when the stream ended. */
+export interface StreamRecord {
+  /** Settles when the last payload went out, or the client left, or the stream failed. */
+  readonly ended: Promise<void>;
+  payloads: number;
+  /** `performance.now()` of the first and the last payload (undefined: none yet). */
+  firstAt: number | undefined;
+  lastAt: number | undefined;
+}
+
 /** What the audit plugin gathers of a request until its row is written. */
 export interface AuditDraft {
   readonly at: Date;
@@ -79,6 +96,9 @@ setMaxListeners(0, NEVER);
  * | `cost`, `skipped` | use-cost-limit | rate limit, subgraph executors |
  * | `deadlineMs`, `deadlineAt` | use-deadline (resilience on) | subgraph executors, section cache |
  * | `signal` | made on first read | subgraph executors |
+ * | `deferDeadlineMs` | use-deadline | incremental delivery |
+ * | `incremental` | use-incremental-delivery | query plans (a deferred query streams only in a format the client reads) |
+ * | `stream` | incremental delivery (gateway/deliver/) | metrics, audit, telemetry, queue: `whenAnswered` |
  * | `subgraphsCalled` | subgraph executors | access line, audit row |
  * | `stale`, `cache` | section cache | use-completeness |
  * | `refusal` | `errorResponse` (a refusal before execution) | access line, audit row |
@@ -111,6 +131,12 @@ export class RequestState {
   deadlineMs: number | undefined = undefined;
   /** Absolute deadline in `performance.now()` ms: every attempt's own timer fires at min(its timeout, this). */
   deadlineAt: number | undefined = undefined;
+  /** The budget of a query's deferred parts, in ms (set by use-deadline with the request's; absent: the default). */
+  deferDeadlineMs: number | undefined = undefined;
+  /** The incremental format the client accepts (use-incremental-delivery); undefined: one answer, `@defer` or not. */
+  incremental: IncrementalFormat | undefined = undefined;
+  /** Set when the answer is a stream of payloads (gateway/deliver/): the response's end is the stream's. */
+  stream: StreamRecord | undefined = undefined;
   /** Subgraphs this request called (access line, audit row). */
   subgraphsCalled: Set<string> | undefined = undefined;
   /** Sections served from stale copies. */
@@ -163,6 +189,16 @@ export class RequestState {
   startDeadline(deadlineMs: number, now: number = performance.now()): void {
     this.deadlineMs = deadlineMs;
     this.deadlineAt = now + deadlineMs;
+  }
+
+  /**
+   * Runs `done` when the answer is over: now for one answer, at the stream's end for a stream (the
+   * response goes out with the first payload). What is written once per request (the audit row, the
+   * access line, the request span, the duration) waits for it.
+   */
+  whenAnswered(done: () => void): void {
+    if (this.stream) void this.stream.ended.then(done, done);
+    else done();
   }
 
   /** Marks a subgraph as not to be called by this request. */

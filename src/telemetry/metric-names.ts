@@ -2,6 +2,9 @@
 export const METRIC = {
   requests: 'switchyard_requests_total',
   requestDuration: 'switchyard_request_duration_seconds',
+  streamPayloads: 'switchyard_stream_payloads',
+  firstPayloadDuration: 'switchyard_first_payload_seconds',
+  lastPayloadDuration: 'switchyard_last_payload_seconds',
   subgraphRequests: 'switchyard_subgraph_requests_total',
   subgraphDuration: 'switchyard_subgraph_request_duration_seconds',
   circuitState: 'switchyard_circuit_state',

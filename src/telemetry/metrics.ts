@@ -9,6 +9,10 @@ export interface RouterMetrics {
   readonly registry: Registry;
   readonly requests: Counter<'operation' | 'status'>;
   readonly requestDuration: Histogram<'operation'>;
+  /** Payloads per streamed answer (a deferred query's), and the time to its first and its last. */
+  readonly streamPayloads: Histogram<'operation'>;
+  readonly firstPayloadDuration: Histogram<'operation'>;
+  readonly lastPayloadDuration: Histogram<'operation'>;
   readonly subgraphRequests: Counter<'subgraph' | 'outcome'>;
   readonly subgraphDuration: Histogram<'subgraph'>;
   readonly circuitState: Gauge<'subgraph'>;
@@ -133,6 +137,9 @@ function requestMetrics(registry: Registry) {
   return {
   requests: new Counter({ name: METRIC.requests, help: 'GraphQL requests by operation name and HTTP status.', labelNames: ['operation', 'status'], registers: [registry] }),
   requestDuration: new Histogram({ name: METRIC.requestDuration, help: 'Request latency at the router, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+  streamPayloads: new Histogram({ name: METRIC.streamPayloads, help: 'Payloads per streamed answer (a query with @defer).', labelNames: ['operation'], buckets: [1, 2, 3, 4, 6, 8, 12, 16, 32], registers: [registry] }),
+  firstPayloadDuration: new Histogram({ name: METRIC.firstPayloadDuration, help: 'Time to the first payload of a streamed answer, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
+  lastPayloadDuration: new Histogram({ name: METRIC.lastPayloadDuration, help: 'Time to the last payload of a streamed answer, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
   subgraphRequests: new Counter({ name: METRIC.subgraphRequests, help: 'Calls to subgraphs by outcome.', labelNames: ['subgraph', 'outcome'], registers: [registry] }),
   subgraphDuration: new Histogram({ name: METRIC.subgraphDuration, help: 'Latency of subgraph calls, in seconds.', labelNames: ['subgraph'], buckets: LATENCY_BUCKETS, registers: [registry] }),
   circuitState: new Gauge({ name: METRIC.circuitState, help: 'Circuit breaker state per subgraph: 0 closed, 1 open, 2 half-open.', labelNames: ['subgraph'], registers: [registry] }),

@@ -72,10 +72,16 @@ describe('query plans', () => {
     expect(fetches.find((f) => f.subgraph === 'products')!.document).toMatch(/^query \(\$first: Int\)/);
   });
 
-  it.each([
-    ['a subscription', 'subscription { __typename }', /subscription/],
-    ['@defer, which plans do not model yet', '{ topProducts { ... @defer { name } } }', /@defer/],
-  ])('leaves %s to stitching, saying why', (_, text, reason) => {
+  it('plans @defer as the same fetches as the query without it, and never sends @defer or @stream to a subgraph', () => {
+    const deferred = describeFetches('{ topProducts { upc ... @defer(label: "more") { name reviews { body } } } }');
+    const plain = describeFetches('{ topProducts { upc ... { name reviews { body } } } }');
+    expect(deferred).toEqual(plain);
+    expect(deferred.map((f) => f.document).join('\n')).not.toMatch(/@defer|@stream/);
+    const streamed = describeFetches('{ topProducts(first: 2) @stream(initialCount: 1) { name } }');
+    expect(streamed.map((f) => f.document).join('\n')).not.toMatch(/@stream/);
+  });
+
+  it.each([['a subscription', 'subscription { __typename }', /subscription/]])('leaves %s to stitching, saying why', (_, text, reason) => {
     const planner = workloadPlanner();
     expect(planner.planFor(parse(text), undefined)).toBeUndefined();
     expect(planner.whyUnplanned(parse(text), undefined)).toMatch(reason);

@@ -118,7 +118,7 @@ function useReads(lookup: CachedLookup, part: UsablePart, reads: SectionRead[], 
 function sendMisses(call: FetchCall, cached: CachedLookup[], sections: FetchSections, next: FetchFn): FetchAnswer | Promise<FetchAnswer> {
   if (cached.every((lookup) => lookup.sent.length === 0)) return { settled: settledOf(cached) };
   const lookups = cached.map(({ step, representations, part, sent }) => ({ step, representations: part ? sent.map((index) => representations[index]) : representations }));
-  return then(next({ fetch: call.fetch, variables: call.variables, lookups }), (result) => answerInOrder(call.fetch, cached, result, sections));
+  return then(next({ ...call, lookups }), (result) => answerInOrder(call.fetch, cached, result, sections));
 }
 
 function settledOf(cached: readonly CachedLookup[]): Map<FetchStep, Map<number, unknown>> {

@@ -12,7 +12,10 @@ import {
 } from 'graphql';
 import type { Executor } from '@graphql-tools/utils';
 import { buildPlan, type QueryPlan } from './build-plan.js';
-import { runPlan } from './run-plan.js';
+import { runPlan, startPlan } from './run-plan.js';
+import { deliverIncrementally } from '../deliver/incremental-delivery.js';
+import { splitDeferred } from '../deliver/deferred-parts.js';
+import { requestStateOf } from '../../request/request-state.js';
 import { PlanInvalid, PlanUnsatisfiable, PlanUnsupported } from './supergraph-model.js';
 import { Supergraph } from '../supergraph/supergraph.js';
 import type { SupergraphModel } from './supergraph-model.js';
@@ -23,7 +26,7 @@ import { analyseOperation } from '../../request/operation-analysis.js';
 import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
 import { withSectionCache } from './cached-fetch.js';
 import { subgraphFetch, type FetchFn } from './subgraph-fetch.js';
-import { createAnswerProjector, interfaceObjectTypeResolver, type Projection } from './project-answer.js';
+import { createAnswerProjector, interfaceObjectTypeResolver, type AnswerProjector, type Projection } from './project-answer.js';
 
 export interface PlanningExecutorOptions {
   /** The served graph's supergraph, whose join facts the plans follow (a bare document is wrapped, for tests). */
@@ -62,12 +65,17 @@ export interface PlanningExecutorOptions {
   projection?: 'compiled' | 'graphql-js' | 'verify';
   /** A compiled projection answered otherwise than graphql-js (`verify` only): a bug. */
   onProjectionMismatch?: (operationName: string | undefined, difference: string) => void;
+  /** The deferred parts' budget when the request's state has none (use-deadline off), in ms. Default DEFAULT_DEFER_DEADLINE_MS. */
+  deferDeadlineMs?: number;
   /** The section cache (decision 010): parts it holds fresh are not fetched. Absent: every part is fetched. */
   sectionCache?: Omit<SectionCacheOptions, 'keyFieldsOf'> & {
     /** Purges the entities a mutation returned, on every router (the mutation's answer waits for it). */
     purgeEntities?: (entities: ReturnedEntity[]) => Promise<void>;
   };
 }
+
+/** The deferred parts' budget when neither the operation's policy nor the router's config sets one, in ms. */
+export const DEFAULT_DEFER_DEADLINE_MS = 10_000;
 
 export type PlanOutcome = 'planned' | 'unsatisfiable' | 'unsupported' | 'invalid' | 'failed';
 
@@ -79,8 +87,12 @@ export interface PlanningExecutor {
    * denies, one set object per decision) leaves those fields out and answers them FORBIDDEN.
    */
   planFor(document: DocumentNode, operationName: string | null | undefined, denied?: ReadonlySet<string>): QueryPlan | undefined;
-  /** Runs a plan and projects the merged answers onto the client's operation. */
-  execute(plan: QueryPlan, args: ExecutionArgs): Promise<ExecutionResult>;
+  /**
+   * Runs a plan and projects the merged answers onto the client's operation: one answer, or, for an
+   * operation with an active `@defer` whose client reads an incremental format (the request state's
+   * `incremental`), a stream of payloads (gateway/deliver/, decision 027).
+   */
+  execute(plan: QueryPlan, args: ExecutionArgs): Promise<ExecutionResult | AsyncIterable<ExecutionResult>>;
   /**
    * Plans an operation before any request asks for it (decision 009: warm plans on publish), as a
    * request without denied fields and without progressive-override labels would. A later request
@@ -115,7 +127,7 @@ export function createPlanningExecutor(options: PlanningExecutorOptions): Planni
   const model = supergraph.join;
   const supergraphSchema = buildASTSchema(supergraph.document, { assumeValid: true, assumeValidSDL: true });
   const memo = createPlanMemo(model, supergraphSchema, options);
-  const shape = createAnswerShaper(options.apiSchema, options.projection ?? 'compiled', options.onProjectionMismatch);
+  const { shape, projector } = createAnswerShaper(options.apiSchema, options.projection ?? 'compiled', options.onProjectionMismatch);
   const deniedError = options.deniedError ?? forbiddenField;
   const sectionCache = options.sectionCache ? new SectionCache({ ...options.sectionCache, keyFieldsOf: entityKeyFields(model) }, supergraphSchema) : undefined;
   const purgeEntities = options.sectionCache?.purgeEntities;
@@ -148,12 +160,33 @@ export function createPlanningExecutor(options: PlanningExecutorOptions): Planni
         executorOf(graph); // an unknown subgraph fails the run where it is asked for, as it always has
         return fetch;
       };
-      const run = await runPlan(plan, { fetchOf, variables, deniedError });
-      if (sectionCache && purgeEntities && plan.fetches.some((f) => f.operation === 'mutation')) {
-        // A mutation's answer names the entities it changed: their cached parts go, on every router.
-        const entities = sectionCache.mutationEntities(args.document, args.operationName, run.data);
-        if (entities.length > 0) await purgeEntities(entities);
+      const purge = sectionCache && purgeEntities && plan.fetches.some((f) => f.operation === 'mutation')
+        ? async (data: Record<string, unknown>) => {
+            // A mutation's answer names the entities it changed: their cached parts go, on every router.
+            const entities = sectionCache.mutationEntities(args.document, args.operationName, data);
+            if (entities.length > 0) await purgeEntities(entities);
+          }
+        : undefined;
+      const state = requestStateOf(args.contextValue);
+      const split = state.incremental ? splitDeferred(args.document, args.operationName, variables) : undefined;
+      if (split) {
+        const stream = deliverIncrementally({
+          plan,
+          split,
+          format: state.incremental!,
+          projector,
+          operationName: args.operationName,
+          variables,
+          context: args.contextValue,
+          deniedError,
+          deferDeadlineMs: state.deferDeadlineMs ?? options.deferDeadlineMs ?? DEFAULT_DEFER_DEADLINE_MS,
+          start: (budgetOf) => startPlan(plan, { fetchOf, variables, deniedError, budgetOf }),
+          afterRun: purge,
+        });
+        if (stream) return stream;
       }
+      const run = await runPlan(plan, { fetchOf, variables, deniedError });
+      if (purge) await purge(run.data);
       const result = await shape(args, run.data, variables);
       if (run.unplaced.length === 0) return result;
       return { ...result, errors: [...(result.errors ?? []), ...run.unplaced] };
@@ -281,10 +314,10 @@ function createAnswerShaper(
   apiSchema: GraphQLSchema,
   mode: NonNullable<PlanningExecutorOptions['projection']>,
   onMismatch: PlanningExecutorOptions['onProjectionMismatch'],
-): (args: ExecutionArgs, tree: Record<string, unknown>, variables: Record<string, unknown> | undefined) => Promise<ExecutionResult> {
+): { shape: (args: ExecutionArgs, tree: Record<string, unknown>, variables: Record<string, unknown> | undefined) => Promise<ExecutionResult>; projector: AnswerProjector } {
   const projectionSchema = buildASTSchema(parse(printSchema(apiSchema), { noLocation: true }), { assumeValid: true, assumeValidSDL: true });
   const projector = createAnswerProjector(projectionSchema);
-  return async function shapeAnswer(args, tree, variables) {
+  return { projector, shape: async function shapeAnswer(args, tree, variables) {
     const projection = mode === 'graphql-js' ? undefined : projector.projectionOf(args.document, args.operationName, variables);
     if (projection && mode === 'compiled') return projection(tree);
     const result = (await execute({
@@ -299,7 +332,7 @@ function createAnswerShaper(
     })) as ExecutionResult;
     if (projection) verifyProjection(projection, tree, result, args.operationName ?? undefined, onMismatch);
     return result;
-  };
+  } };
 }
 
 /** Compares the compiled projection's answer with graphql-js's: data, then each error's message, path, locations, extensions and kind. */

@@ -40,8 +40,21 @@ type Data = Record<string, unknown>;
  */
 export type Projection = (tree: Data) => ExecutionResult;
 
+/**
+ * The projection of a deferred part's selections (gateway/deliver/): the merged tree's object where
+ * the part applies in, the part's answer out, its errors located below `path` (the place's response
+ * path). A non-null field that fails nulls the part's whole `data`, the part's fragment being where
+ * the null stops (incremental delivery RFC).
+ */
+export type PartProjection = (source: Data, path: readonly (string | number)[]) => ExecutionResult;
+
 export interface AnswerProjector {
   projectionOf(document: DocumentNode, operationName: string | null | undefined, variables: Readonly<Data> | undefined): Projection | undefined;
+  /**
+   * The projection of `selectionSet` (a part of `document`, whose fragments it may spread) on an
+   * object of `typeName`; undefined where `projectionOf` would be (graphql-js shapes the request).
+   */
+  partProjectionOf(document: DocumentNode, operationName: string | null | undefined, variables: Readonly<Data> | undefined, selectionSet: SelectionSetNode, typeName: string): PartProjection | undefined;
 }
 
 /**
@@ -62,24 +75,36 @@ export interface AnswerProjector {
 export function createAnswerProjector(schema: GraphQLSchema): AnswerProjector {
   const compiled = new WeakMap<DocumentNode, Map<string, Compiled | null>>();
 
+  const compiledOf = (document: DocumentNode, operationName: string | null | undefined): Compiled | null => {
+    let byName = compiled.get(document);
+    if (!byName) compiled.set(document, (byName = new Map()));
+    const name = operationName ?? '';
+    let entry = byName.get(name);
+    if (entry === undefined) {
+      entry = compileOperation(schema, document, operationName);
+      byName.set(name, entry);
+    }
+    return entry;
+  };
+
   return {
     projectionOf(document, operationName, variables) {
-      let byName = compiled.get(document);
-      if (!byName) compiled.set(document, (byName = new Map()));
-      const name = operationName ?? '';
-      let entry = byName.get(name);
-      if (entry === undefined) {
-        entry = compileOperation(schema, document, operationName);
-        byName.set(name, entry);
-      }
-      if (entry === null) return undefined;
-      return entry.forConditions(variables);
+      return compiledOf(document, operationName)?.forConditions(variables)?.whole;
+    },
+    partProjectionOf(document, operationName, variables, selectionSet, typeName) {
+      return compiledOf(document, operationName)?.forConditions(variables)?.part(selectionSet, typeName);
     },
   };
 }
 
+/** The projections of one operation for one set of condition values: the whole answer's, and its deferred parts' (made on first use). */
+interface Variant {
+  readonly whole: Projection;
+  part(selectionSet: SelectionSetNode, typeName: string): PartProjection | undefined;
+}
+
 interface Compiled {
-  forConditions(variables: Readonly<Data> | undefined): Projection | undefined;
+  forConditions(variables: Readonly<Data> | undefined): Variant | undefined;
 }
 
 /** At most this many projections per operation, one per combination of condition values seen. */
@@ -96,21 +121,34 @@ function compileOperation(schema: GraphQLSchema, document: DocumentNode, operati
   const fragments: Record<string, FragmentDefinitionNode> = Object.assign(Object.create(null) as Record<string, FragmentDefinitionNode>, Object.fromEntries(analysis.fragments));
   const conditionVariables = conditionVariablesOf(operation, fragments);
 
-  const build = (values: Data): Projection | undefined => {
+  const build = (values: Data): Variant | undefined => {
     const root = new Selections(schema, fragments, values, rootType, operation.selectionSet);
     // Introspection is answered by graphql-js from the API schema: it reads no merged tree.
-    for (const key of root.fieldNodes.keys()) {
-      const fieldName = root.fieldNodes.get(key)![0].name.value;
-      if (fieldName === '__schema' || fieldName === '__type') return undefined;
-    }
-    return (tree) => runRoot(root, tree);
+    if (asksIntrospection(root)) return undefined;
+    const parts = new WeakMap<SelectionSetNode, Map<string, Selections | null>>();
+    return {
+      whole: (tree) => runRoot(root, tree),
+      part(selectionSet, typeName) {
+        let byType = parts.get(selectionSet);
+        if (!byType) parts.set(selectionSet, (byType = new Map()));
+        let selections = byType.get(typeName);
+        if (selections === undefined) {
+          const type = schema.getType(typeName);
+          selections = type && (isObjectType(type) || isInterfaceType(type)) ? new Selections(schema, fragments, values, type, selectionSet) : null;
+          if (selections && asksIntrospection(selections)) selections = null;
+          byType.set(typeName, selections);
+        }
+        const compiledPart = selections;
+        return compiledPart ? (source, path) => runPart(compiledPart, source, path) : undefined;
+      },
+    };
   };
 
   if (conditionVariables.length === 0) {
     const projection = build({});
     return { forConditions: () => projection };
   }
-  const variants = new Map<string, Projection | undefined>();
+  const variants = new Map<string, Variant | undefined>();
   const definitions = operation.variableDefinitions?.filter((definition) => conditionVariables.includes(definition.variable.name.value)) ?? [];
   return {
     forConditions(variables) {
@@ -132,6 +170,15 @@ function compileOperation(schema: GraphQLSchema, document: DocumentNode, operati
       return projection;
     },
   };
+}
+
+/** Whether a position selects `__schema` or `__type`: graphql-js answers those from the API schema. */
+function asksIntrospection(selections: Selections): boolean {
+  for (const nodes of selections.fieldNodes.values()) {
+    const fieldName = nodes[0].name.value;
+    if (fieldName === '__schema' || fieldName === '__type') return true;
+  }
+  return false;
 }
 
 /** Names of the variables that `@skip(if:)` and `@include(if:)` read anywhere in the operation or its fragments. */
@@ -376,6 +423,19 @@ function runRoot(root: Selections, tree: Data): ExecutionResult {
   let data: Data | null;
   try {
     data = completeObject(root, tree, walk);
+  } catch (error) {
+    walk.errors.push(error as GraphQLError);
+    data = null;
+  }
+  return walk.errors.length === 0 ? { data } : { errors: walk.errors, data };
+}
+
+/** A deferred part at its place: a failed non-null field nulls the part's data (the fragment is where the null stops). */
+function runPart(selections: Selections, source: Data, path: readonly (string | number)[]): ExecutionResult {
+  const walk: Walk = { path: [...path], errors: [] };
+  let data: Data | null;
+  try {
+    data = completeObject(selections, source, walk);
   } catch (error) {
     walk.errors.push(error as GraphQLError);
     data = null;

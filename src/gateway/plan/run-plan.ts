@@ -6,6 +6,7 @@ import type { Fetch, FetchStep, PlannedField, QueryPlan } from './build-plan.js'
 import type { RepresentationTree } from './plan-types.js';
 import { collectObjects, lacksKey, mergeInto, representationOf } from './answer-tree.js';
 import type { FetchAnswer, FetchFn } from './subgraph-fetch.js';
+import type { CallBudget } from '../../request/call-budget.js';
 
 type Data = Record<string, unknown>;
 
@@ -24,6 +25,8 @@ export interface RunRequest {
   readonly variables: Data | undefined;
   /** The error a denied field is answered with. */
   readonly deniedError: (coordinate: string) => Error;
+  /** A fetch's own budget, when the payload it belongs to has one (a deferred part); absent: the request's. */
+  readonly budgetOf?: (fetch: Fetch) => CallBudget | undefined;
 }
 
 /** A run in progress: the request, the plan's variable defaults, and what the fetches merge into. */
@@ -61,21 +64,59 @@ export interface PlanRun {
  *    an answer it gives from memory is a value, merged without a turn of the event loop.
  */
 export async function runPlan(plan: QueryPlan, request: RunRequest): Promise<PlanRun> {
+  const run = startPlan(plan, request);
+  await run.done;
+  placeDenials(plan, run.data, request.deniedError);
+  return { data: run.data, unplaced: run.unplaced };
+}
+
+/** A plan run under way (decision 026, 2): the tree its fetches merge into, and when each fetch is done. */
+export interface RunningPlan extends PlanRun {
+  /** Settles when the fetch of that id has merged its answer (or was not needed); rejects only on a runner bug. */
+  readonly fetchDone: readonly Promise<void>[];
+  /** Every fetch done. */
+  readonly done: Promise<void>;
+}
+
+/**
+ * Starts every fetch of the plan (1), each once those it depends on have merged, and returns at
+ * once: a delivery waits for the fetches of each payload (`fetchDone`), and places the denied
+ * fields (`placeDenials`) before it reads the tree. `runPlan` waits for all of them.
+ */
+export function startPlan(plan: QueryPlan, request: RunRequest): RunningPlan {
   const run: PlanRunContext = { ...request, defaults: plan.variableDefaults, data: {}, unplaced: [] };
   const running: Promise<void>[] = [];
   for (const fetch of plan.fetches) {
     const start = () => (fetch.steps[0].entityType === undefined ? runRootFetch(fetch, run) : runEntityFetch(fetch, run));
     running[fetch.id] = fetch.dependsOn.length === 0 ? start() : Promise.all(fetch.dependsOn.map((d) => running[d.id])).then(start);
   }
-  await Promise.all(running);
-  // 4. Denied fields last: the plan may have fetched one it needed itself (a key), which the caller still may not read.
+  return { data: run.data, unplaced: run.unplaced, fetchDone: running, done: Promise.all(running).then(() => undefined) };
+}
+
+/**
+ * 4. Denied fields: each gets the FORBIDDEN error at its key. Last, since the plan may have fetched
+ * one it needed itself (a key), which the caller still may not read. Returns what it replaced, so
+ * a delivery that reads the tree while fetches still run can put the plan's own values back.
+ */
+export function placeDenials(plan: QueryPlan, data: Data, deniedError: (coordinate: string) => Error): (() => void) | undefined {
+  if (plan.denied.length === 0) return undefined;
+  const replaced: [Data, string, unknown, boolean][] = [];
   for (const denial of plan.denied) {
     const objects = new Set<Data>();
-    collectObjects(run.data, { path: denial.path, typeName: denial.typeName, typeNames: denial.objectTypes, untyped: true }, objects);
-    const error = request.deniedError(denial.coordinate);
-    for (const object of objects) object[denial.key] = error;
+    collectObjects(data, { path: denial.path, typeName: denial.typeName, typeNames: denial.objectTypes, untyped: true }, objects);
+    const error = deniedError(denial.coordinate);
+    for (const object of objects) {
+      replaced.push([object, denial.key, object[denial.key], denial.key in object]);
+      object[denial.key] = error;
+    }
   }
-  return { data: run.data, unplaced: run.unplaced };
+  return () => {
+    for (let i = replaced.length - 1; i >= 0; i--) {
+      const [object, key, value, had] = replaced[i];
+      if (had) object[key] = value;
+      else delete object[key];
+    }
+  };
 }
 
 function fetchVariables(fetch: Fetch, variables: Data | undefined, into: Data): Data {
@@ -87,7 +128,7 @@ async function runRootFetch(fetch: Fetch, run: PlanRunContext): Promise<void> {
   const { data, unplaced } = run;
   const fetchFn = run.fetchOf(fetch.graph);
   const step = fetch.steps[0];
-  const answered = fetchFn({ fetch, variables: fetchVariables(fetch, run.variables, {}) });
+  const answered = fetchFn({ fetch, variables: fetchVariables(fetch, run.variables, {}), budget: run.budgetOf?.(fetch) });
   // 5. An answer the cache gave from memory is a value: merged without a turn of the event loop.
   const result = answered instanceof Promise ? await answered : answered;
   const errors = result.errors ?? [];
@@ -147,7 +188,7 @@ async function runEntityFetch(fetch: Fetch, run: PlanRunContext): Promise<void> 
     lookups.push({ step, targets, representations, byRepresentation });
   }
   if (lookups.every((l) => l.targets.length === 0)) return;
-  const answered = fetchFn({ fetch, variables: fetchVariables(fetch, variables, {}), lookups });
+  const answered = fetchFn({ fetch, variables: fetchVariables(fetch, variables, {}), lookups, budget: run.budgetOf?.(fetch) });
   mergeEntities(fetch, lookups, answered instanceof Promise ? await answered : answered, run.unplaced);
 }
 

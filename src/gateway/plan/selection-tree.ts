@@ -65,13 +65,26 @@ export function addLeaf(at: SelectionTree, name: string, key = name): void {
  * any of them carries, once each (the subgraph that resolves the field implements it).
  */
 export function conditionsOf(nodes: readonly FieldNode[]): readonly DirectiveNode[] {
-  const first = nodes[0].directives ?? [];
-  if (nodes.length === 1 || first.length === 0 && nodes.every((node) => !node.directives?.length)) return first;
+  const first = sent(nodes[0]);
+  if (nodes.length === 1 || first.length === 0 && nodes.every((node) => sent(node).length === 0)) return first;
   const shared = conditions(first);
-  const kept = nodes.every((node) => sameDirectives(conditions(node.directives ?? []), shared)) ? shared : [];
+  const kept = nodes.every((node) => sameDirectives(conditions(sent(node)), shared)) ? shared : [];
   let rest: readonly DirectiveNode[] = [];
-  for (const node of nodes) rest = unionOf(rest, others(node.directives ?? []));
+  for (const node of nodes) rest = unionOf(rest, others(sent(node)));
   return [...kept, ...rest];
+}
+
+/**
+ * A field node's directives a subgraph may see: not `@stream`, a delivery hint the router answers
+ * (the list comes whole), nor `@defer` (the router plans it: subgraphs never see it).
+ */
+function sent(node: FieldNode): readonly DirectiveNode[] {
+  const directives = node.directives ?? [];
+  return directives.some(isIncremental) ? directives.filter((d) => !isIncremental(d)) : directives;
+}
+
+function isIncremental(directive: DirectiveNode): boolean {
+  return directive.name.value === 'stream' || directive.name.value === 'defer';
 }
 
 function isCondition(directive: DirectiveNode): boolean {

@@ -2,6 +2,7 @@
 import { GraphQLError, OperationTypeNode, type ExecutionResult } from 'graphql';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { clientError } from '../../errors/client-error.js';
+import { withCallBudget, type CallBudget } from '../../request/call-budget.js';
 import type { Fetch, FetchStep, SelectionTree } from './build-plan.js';
 
 type Data = Record<string, unknown>;
@@ -19,6 +20,8 @@ export interface FetchCall {
   readonly variables: Data;
   /** Entity fetches: per step the client's conditions leave in, its representations (root fetches: none). */
   readonly lookups?: readonly FetchLookup[];
+  /** The budget of the payload the fetch belongs to, when it is not the request's (a deferred part's, decision 026, 3). */
+  readonly budget?: CallBudget;
 }
 
 /**
@@ -42,7 +45,7 @@ export type FetchFn = (call: FetchCall) => FetchAnswer | Promise<FetchAnswer>;
  * any other, so a plan never fails as a whole (and a mutation is never run a second time by anything).
  */
 export function subgraphFetch(executorOf: (graph: string) => Executor, context: unknown): FetchFn {
-  return async function callSubgraph({ fetch, variables, lookups }) {
+  return async function callSubgraph({ fetch, variables, lookups, budget }) {
     let sent = variables;
     if (lookups) {
       sent = { ...variables };
@@ -50,6 +53,7 @@ export function subgraphFetch(executorOf: (graph: string) => Executor, context: 
       for (const step of fetch.steps) if (!(step.representationsVariable! in sent)) sent[step.representationsVariable!] = [];
     }
     const request: ExecutionRequest = { document: fetch.document, variables: sent, context, operationType: fetch.operation === 'mutation' ? OperationTypeNode.MUTATION : OperationTypeNode.QUERY };
+    if (budget) withCallBudget(request, budget);
     const executor = executorOf(fetch.graph);
     let result: ExecutionResult;
     try {

@@ -1,0 +1,62 @@
+// `@defer` on the wire: the format a client reads, chosen by its Accept header, and the stream's Content-Type that names it.
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { admits, EVENT_STREAM, MULTIPART_MIXED, parseAccept, type MediaRange } from '../request/media-type.js';
+import { requestStateOf, type IncrementalFormat } from '../request/request-state.js';
+
+/** The media-type parameter naming each format, as clients send it and as the response's Content-Type repeats it. */
+const FORMAT_PARAMETER: Readonly<Record<IncrementalFormat, string>> = {
+  'defer-20220824': 'deferSpec=20220824',
+  'incremental-v0.2': 'incrementalSpec=v0.2',
+};
+
+/**
+ * The incremental format a client reads, or undefined when it reads none (it then gets one answer,
+ * as if `@defer` were absent: never an error). Follows which result processor yoga will write a
+ * stream with (`negotiate` in media-type.ts tells why it is yoga's rule): `multipart/mixed` when the
+ * client names it, else `text/event-stream`. Only an entry naming the type counts, not a wildcard:
+ * a client sending `*\/*` (curl, a plain `fetch`) expects one JSON answer (GraphQL over HTTP).
+ * Within the chosen type, `incrementalSpec=v0.2` on an entry asks for graphql-js 17's format;
+ * anything else (`deferSpec=20220824`, or no parameter: GraphiQL's fetcher) gets Apollo's.
+ */
+export function incrementalFormatOf(accept: string | null | undefined): IncrementalFormat | undefined {
+  const ranges = parseAccept(accept).filter((range) => (range.params.get('charset') ?? 'utf-8') === 'utf-8' && range.type !== '*' && range.subtype !== '*');
+  for (const type of [MULTIPART_MIXED, EVENT_STREAM]) {
+    const naming = ranges.filter((range) => admits(range, type));
+    if (naming.length > 0) return naming.some(asksV02) ? 'incremental-v0.2' : 'defer-20220824';
+  }
+  return undefined;
+}
+
+function asksV02(range: MediaRange): boolean {
+  return range.params.get('incrementalspec') === 'v0.2';
+}
+
+/**
+ * 1. Validation of `@defer` and `@stream` as the incremental delivery RFC sets it (unique labels, no
+ *    `@defer` on a mutation's or subscription's root fields), by yoga's defer-stream plugin. The API
+ *    schema declares both directives already (gateway-schema.ts), so the plugin never replaces it.
+ * 2. At execution, the format the client reads goes on the request state: the query plans stream a
+ *    deferred query in it, and answer a client that reads none in one payload.
+ * 3. A streamed response's Content-Type names its format (`multipart/mixed; boundary="-";
+ *    deferSpec=20220824`), as Apollo Client and graphql-js 17 readers check.
+ */
+export function useIncrementalDelivery(): Plugin[] {
+  const wire: Plugin = {
+    onExecute({ args }) {
+      const request = (args.contextValue as Partial<YogaInitialContext>).request;
+      requestStateOf(args.contextValue).incremental = incrementalFormatOf(request?.headers.get('accept'));
+    },
+    onResponse({ serverContext, response }) {
+      const state = requestStateOf(serverContext);
+      if (!state.stream || !state.incremental) return;
+      const type = response.headers.get('content-type');
+      if (!type?.startsWith('multipart/mixed')) return;
+      // Deleted first: the server's headers keep yoga's `Content-Type` apart from a lower-case `set`.
+      response.headers.delete('Content-Type');
+      response.headers.delete('content-type');
+      response.headers.set('content-type', `${type}; ${FORMAT_PARAMETER[state.incremental]}`);
+    },
+  };
+  return [useDeferStream() as Plugin, wire];
+}
