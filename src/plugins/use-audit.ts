@@ -83,7 +83,7 @@ export function useAudit(options: AuditOptions): Plugin {
       const status = response.status;
       // A deferred query's row is written when its last payload went out: every subgraph it called, its whole duration.
       state.whenAnswered(() => {
-      const { errorCodes, complete } = answerOutcome(state.telemetry, status, state.refusal);
+      const { errorCodes, complete } = answerOutcome(state.telemetry, status, state.refusal, state.stream);
       writer.record({
         at: entry.at,
         requestId: entry.requestId,

@@ -133,8 +133,9 @@ export function createOperationQueues(options: OperationQueueOptions): Operation
       });
       return {
         onExecuteDone() {
-          // Covers a later plugin stopping execution before executeFn ran; release() is idempotent.
-          permit.release();
+          // Covers a later plugin replacing or stopping execution (the query plans do); release() is
+          // idempotent. A deferred query's stream holds the place until its end.
+          requestStateOf(args.contextValue).whenAnswered(() => permit.release());
         },
       };
     },

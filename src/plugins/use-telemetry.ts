@@ -94,7 +94,7 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       const status = response.status;
       // A deferred query's span and access line close with its last payload: its deferred fetches are under the span.
       state.whenAnswered(() => {
-        const outcome = answerOutcome(telemetry, status, state.refusal);
+        const outcome = answerOutcome(telemetry, status, state.refusal, state.stream);
         if (telemetry.span) endRequestSpan(telemetry.span, status, outcome.complete);
         if (accessLog) logger.info(accessLine(request, status, state, telemetry, outcome), 'request');
       });

@@ -58,6 +58,9 @@ export interface StreamRecord {
   /** `performance.now()` of the first and the last payload (undefined: none yet). */
   firstAt: number | undefined;
   lastAt: number | undefined;
+  /** The error codes of every payload so far, and whether the answer so far is whole (the last payload's completeness). */
+  errorCodes: string[];
+  complete: boolean;
 }
 
 /** What the audit plugin gathers of a request until its row is written. */

@@ -48,7 +48,8 @@ export function inProcessGraph(subgraphs: readonly InProcessSubgraph[]): InProce
       const document: DocumentNode = parse(text);
       const plan = planner.planFor(document, undefined, denied);
       if (!plan) throw new Error(`no plan: ${planner.whyUnplanned(document, undefined)}`);
-      return json(await planner.execute(plan, { schema: built.schema, document, variableValues: variables }));
+      // No incremental format on this context: always one answer.
+      return json((await planner.execute(plan, { schema: built.schema, document, variableValues: variables })) as ExecutionResult);
     },
     async stitch(text, variables) {
       return json((await execute({ schema: built.schema, document: parse(text), variableValues: variables, contextValue: {} })) as ExecutionResult);

@@ -132,13 +132,16 @@ function makeSplit(document: DocumentNode, operation: NonNullable<ReturnType<typ
     const others = (selection.directives ?? []).filter((d) => d !== directive);
     let part = partOf.get(directive);
     if (!part) {
+      // 2. Numbered before the parts inside it, so parts go in document order.
+      const id = parts.length;
+      parts.push(undefined as unknown as DeferredPart);
       const selectionSet: SelectionSetNode =
         selection.kind === Kind.INLINE_FRAGMENT ? transform(selection.selectionSet) : { kind: Kind.SELECTION_SET, selections: [{ ...selection, directives: [] }] };
       const typeCondition = selection.kind === Kind.INLINE_FRAGMENT ? selection.typeCondition?.name.value : fragments.get(selection.name.value)?.typeCondition.name.value;
       const label = directive.arguments?.find((argument) => argument.name.value === 'label')?.value;
-      part = { id: parts.length, label: label?.kind === Kind.STRING ? label.value : undefined, directive, typeCondition, selectionSet };
+      part = { id, label: label?.kind === Kind.STRING ? label.value : undefined, directive, typeCondition, selectionSet };
       partOf.set(directive, part);
-      parts.push(part);
+      parts[id] = part;
     }
     return markerOf(part, others);
   };

@@ -90,7 +90,8 @@ export function deliverIncrementally(options: IncrementalDeliveryOptions): Async
       const firstErrors = takeUnplaced(running, 0);
       reported = firstErrors.length;
       const result = firstErrors.length > 0 ? { ...first, errors: [...(first.errors ?? []), ...firstErrors] } : first;
-      yield sent(format.initial({ result, found, completeness: completeness(result.errors) }));
+      const initial = completeness(result.errors);
+      yield sent(format.initial({ result, found, completeness: initial }), initial, result.errors);
       let unplacedSeen = reported;
       while (waiting.length > 0) {
         await Promise.race(waiting.map((entry) => readyOf(entry.chain)));
@@ -112,8 +113,9 @@ export function deliverIncrementally(options: IncrementalDeliveryOptions): Async
         const unplaced = takeUnplaced(running, unplacedSeen);
         unplacedSeen += unplaced.length;
         reported += unplaced.length;
-        const errors = delivered.flatMap(({ result }) => result.errors ?? []);
-        yield sent(format.later({ delivered, found: foundNow, unplaced, hasNext: waiting.length > 0, completeness: completeness(errors) }));
+        const errors = [...delivered.flatMap(({ result }) => result.errors ?? []), ...unplaced];
+        const soFar = completeness(errors);
+        yield sent(format.later({ delivered, found: foundNow, unplaced, hasNext: waiting.length > 0, completeness: soFar }), soFar, errors);
       }
     } finally {
       end();
@@ -138,14 +140,16 @@ export function deliverIncrementally(options: IncrementalDeliveryOptions): Async
  * times a payload, `end` ends the stream. A client that leaves ends it at once (its queue place,
  * its audit row), whatever the generator is waiting for.
  */
-function recordStream(state: RequestState): { sent: (payload: ExecutionResult) => ExecutionResult; end: () => void } {
+function recordStream(state: RequestState): { sent: (payload: ExecutionResult, completeness: Completeness, errors: readonly GraphQLError[] | undefined) => ExecutionResult; end: () => void } {
   let ended!: () => void;
-  const stream: StreamRecord = { ended: new Promise<void>((resolve) => (ended = resolve)), payloads: 0, firstAt: undefined, lastAt: undefined };
+  const stream: StreamRecord = { ended: new Promise<void>((resolve) => (ended = resolve)), payloads: 0, firstAt: undefined, lastAt: undefined, errorCodes: [], complete: false };
   state.stream = stream;
   state.signal.addEventListener('abort', ended, { once: true });
   return {
-    sent(payload) {
+    sent(payload, completeness, errors) {
       const now = performance.now();
+      stream.complete = completeness.complete;
+      for (const error of errors ?? []) stream.errorCodes.push(String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
       stream.payloads++;
       stream.firstAt ??= now;
       stream.lastAt = now;

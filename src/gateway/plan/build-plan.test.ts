@@ -132,7 +132,7 @@ describe('running a plan', () => {
     });
     const planner = workloadPlanner(executors);
     const document = parse('{ topProducts { name inStock } }');
-    const result = await planner.execute(planner.planFor(document, undefined)!, { schema: undefined as never, document, contextValue: {} });
+    const result = (await planner.execute(planner.planFor(document, undefined)!, { schema: undefined as never, document, contextValue: {} })) as ExecutionResult;
     expect(result).toEqual({ data: { topProducts: [{ name: 'A', inStock: true }, { name: 'B', inStock: false }, { name: 'A', inStock: true }] } });
     expect(calls[1].variables.representations).toEqual([
       { __typename: 'Product', upc: '1' },
@@ -150,7 +150,7 @@ describe('running a plan', () => {
     });
     const planner = workloadPlanner(executors);
     const document = parse('{ topProducts { name inStock } }');
-    const result = await planner.execute(planner.planFor(document, undefined)!, { schema: undefined as never, document, contextValue: {} });
+    const result = (await planner.execute(planner.planFor(document, undefined)!, { schema: undefined as never, document, contextValue: {} })) as ExecutionResult;
     expect(result.data).toEqual({ topProducts: [{ name: 'A', inStock: null }, { name: 'B', inStock: false }, { name: 'A', inStock: null }] });
     expect(result.errors?.map((e) => [e.path, e.message, e.extensions.subgraph])).toEqual([
       [['topProducts', 0, 'inStock'], 'stock unknown', 'inventory'],

@@ -73,7 +73,7 @@ function fetchRoot(call: FetchCall, sections: FetchSections, next: FetchFn): Fet
       }
       const answer = result.data;
       if (answer && errors.length === 0) {
-        sections.write(part, [[key, answer]]);
+        sections.write(part, [[key, answer]], call.budget?.deadlineAt);
         sections.noteFetched(part);
       }
       return result;
@@ -118,7 +118,7 @@ function useReads(lookup: CachedLookup, part: UsablePart, reads: SectionRead[], 
 function sendMisses(call: FetchCall, cached: CachedLookup[], sections: FetchSections, next: FetchFn): FetchAnswer | Promise<FetchAnswer> {
   if (cached.every((lookup) => lookup.sent.length === 0)) return { settled: settledOf(cached) };
   const lookups = cached.map(({ step, representations, part, sent }) => ({ step, representations: part ? sent.map((index) => representations[index]) : representations }));
-  return then(next({ ...call, lookups }), (result) => answerInOrder(call.fetch, cached, result, sections));
+  return then(next({ ...call, lookups }), (result) => answerInOrder(call, cached, result, sections));
 }
 
 function settledOf(cached: readonly CachedLookup[]): Map<FetchStep, Map<number, unknown>> {
@@ -128,7 +128,8 @@ function settledOf(cached: readonly CachedLookup[]): Map<FetchStep, Map<number, 
 }
 
 /** The subgraph's answer to the misses, stored, with stale copies where it could not answer, in the runner's order. */
-function answerInOrder(fetch: Fetch, cached: CachedLookup[], result: ExecutionResult, sections: FetchSections): FetchAnswer {
+function answerInOrder(call: FetchCall, cached: CachedLookup[], result: ExecutionResult, sections: FetchSections): FetchAnswer {
+  const { fetch } = call;
   const errors = result.errors ?? [];
   const answer = result.data as Data | null | undefined;
   const unanswered = failedUnanswered(errors);
@@ -139,7 +140,7 @@ function answerInOrder(fetch: Fetch, cached: CachedLookup[], result: ExecutionRe
     const entities = answer?.[alias];
     if (unanswered && lookup.reads && sections.staleAllowed(fetch)) serveStale(fetch, lookup, sections, String(errors[0].extensions?.code));
     if (Array.isArray(entities)) {
-      if (errors.length === 0) storeAnswers(lookup, entities, sections);
+      if (errors.length === 0) storeAnswers(lookup, entities, sections, call.budget?.deadlineAt);
       data[alias] = inRunnerOrder(lookup, entities);
     } else if (errors.length > 0) {
       // Not an answer without data: the errors say what failed (and some may be dropped below).
@@ -159,13 +160,13 @@ function inRunnerOrder(lookup: CachedLookup, entities: readonly unknown[]): unkn
 }
 
 /** Stores each answered entity under its key; none when the answer has any error (a pathless one may concern any). */
-function storeAnswers(lookup: CachedLookup, entities: readonly unknown[], sections: FetchSections): void {
+function storeAnswers(lookup: CachedLookup, entities: readonly unknown[], sections: FetchSections, callDeadlineAt: number | undefined): void {
   const entries: [string, unknown][] = [];
   lookup.sent.forEach((original, index) => {
     const entity = entities[index];
     if (entity !== undefined) entries.push([lookup.keys![original], entity]);
   });
-  sections.write(lookup.part!, entries);
+  sections.write(lookup.part!, entries, callDeadlineAt);
 }
 
 /** Stale copies for the sent entities that have one; those are then answered. */

@@ -341,10 +341,11 @@ export class RequestSections {
    * Stores answered parts (values as JSON text, taken before the runner merges anything into them).
    * No purge tags: a reader makes them from the value, and only when a purge asks (read above).
    */
-  write(part: UsablePart, entries: readonly (readonly [key: string, value: unknown])[]): void {
+  write(part: UsablePart, entries: readonly (readonly [key: string, value: unknown])[], callDeadlineAt?: number): void {
     if (entries.length === 0) return;
-    // Past the deadline the request is over; what arrives then was not asked for in time.
-    const deadlineAt = this.#state.deadlineAt;
+    // Past the deadline the request is over; what arrives then was not asked for in time. A deferred
+    // part's call has its own deadline (`callDeadlineAt`), later than the request's.
+    const deadlineAt = callDeadlineAt ?? this.#state.deadlineAt;
     if (deadlineAt !== undefined && performance.now() > deadlineAt) return;
     const fetchedAt = this.#cache.now();
     const { maxAgeMs, staleMs } = part.policy;
