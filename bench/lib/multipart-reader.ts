@@ -5,10 +5,10 @@ import { performance } from 'node:perf_hooks';
 type ReaderState = 'start' | 'seek' | 'after-delimiter' | 'headers' | 'body' | 'closed';
 
 /**
- * Why a reader of our own: `meros` (the usual multipart reader) is not one of our dependencies, and
- * @graphql-tools/executor-http reads the stream but hands back ExecutionResults it has already merged: it
- * cannot say when each part's bytes were complete, and its merging would be timed with the router. This
- * reader does only what the bench needs, on the framing of RFC 2046 §5.1.1 as graphql-yoga writes it:
+ * Why a reader of our own: the bench must know when each part's bytes were complete. `meros` (a dev
+ * dependency, for the tests' clients) hands a part over only when the delimiter after it has arrived, and
+ * @graphql-tools/executor-http hands back ExecutionResults it has already merged, its merging timed with the
+ * router. This reader does only what the bench needs, on the framing of RFC 2046 §5.1.1 as graphql-yoga writes it:
  *
  *   CRLF "--" boundary CRLF  headers CRLF CRLF  body  CRLF "--" boundary CRLF ... body CRLF "--" boundary "--" CRLF
  *
