@@ -76,6 +76,13 @@ export interface PayloadLoadOptions {
   durationMs: number;
   request: (n: number) => LoadRequest;
   numbers: RequestNumbers;
+  /**
+   * Spreads the connections' first requests evenly over this many ms. Default 0: all at once. When every
+   * answer takes about as long (a subgraph made late on purpose), a closed loop keeps its connections in
+   * step: started together, they would arrive in bursts of `connections` for the whole window, and the
+   * first payload would be timed queueing behind its own burst.
+   */
+  staggerMs?: number;
   /** Called when the measured window opens and when it closes (CPU time snapshots). */
   onWindow?: (edge: 'start' | 'end') => void;
 }
@@ -143,7 +150,8 @@ export async function runPayloadLoad(options: PayloadLoadOptions): Promise<Paylo
   const windowTimers = [setTimeout(windowEdge, options.warmupMs, 'start'), setTimeout(windowEdge, options.warmupMs + options.durationMs, 'end')];
   const inWindow = (at: number) => at >= measureFrom && at <= endAt;
 
-  async function connectionLoop(): Promise<void> {
+  async function connectionLoop(_: unknown, index: number): Promise<void> {
+    if (options.staggerMs) await delay((options.staggerMs * index) / options.connections);
     while (performance.now() < endAt) {
       const request = options.request(options.numbers.next());
       sentTotal++;

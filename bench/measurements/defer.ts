@@ -77,6 +77,8 @@ interface Phase {
   name: string;
   summary: string;
   backend: Backend;
+  /** Spread of the connections' first requests, in ms (PayloadLoadOptions.staggerMs). Default 0. */
+  staggerMs?: number;
   /** Done to the running subgraphs before the data check (the fault switch); returns what it did, for the report. */
   prepare?(backend: RunningBackend): Promise<string>;
 }
@@ -89,6 +91,8 @@ const lateReviews: Phase = {
   name: 'late-reviews',
   summary: `reviews ${REVIEWS_LATENCY_MS} ms late (real demo subgraphs, fault switch): time to first payload and total time`,
   backend: demoSubgraphsBackend,
+  // Every page waits 300 ms for its reviews: connections started together would stay in step.
+  staggerMs: REVIEWS_LATENCY_MS,
   async prepare(backend) {
     const reviews = backend.subgraphs?.find((s) => s.name === 'reviews');
     if (!reviews) throw new Error('defer: the backend lists no reviews subgraph');
@@ -237,12 +241,12 @@ export async function checkAnswers(url: string): Promise<DataCheck> {
 }
 
 /** Load on the router that no measurement counts, to settle V8 on both shapes' paths. */
-async function prime(url: string, shape: Shape, durationMs: number, context: MeasurementContext): Promise<PayloadLoadResult> {
-  return runPayloadLoad({ url, connections: context.options.connections, warmupMs: 0, durationMs, numbers: context.numbers, request: shape.request });
+async function prime(url: string, shape: Shape, phase: Phase, context: MeasurementContext): Promise<PayloadLoadResult> {
+  return runPayloadLoad({ url, connections: context.options.connections, warmupMs: 0, durationMs: context.options.primeMs, staggerMs: phase.staggerMs, numbers: context.numbers, request: shape.request });
 }
 
 /** One measured window of `shape`, with the CPU shares of each side read when the window opens and closes (as run-scenario.ts does). */
-async function measure(url: string, shape: Shape, gateway: ChildHandle, subgraphs: readonly ChildHandle[], context: MeasurementContext): Promise<{ load: PayloadLoadResult; cpu: CpuShare }> {
+async function measure(url: string, shape: Shape, phase: Phase, gateway: ChildHandle, subgraphs: readonly ChildHandle[], context: MeasurementContext): Promise<{ load: PayloadLoadResult; cpu: CpuShare }> {
   const subgraphCpu = () => {
     let total = 0;
     for (const child of subgraphs) {
@@ -258,6 +262,7 @@ async function measure(url: string, shape: Shape, gateway: ChildHandle, subgraph
     connections: context.options.connections,
     warmupMs: context.options.warmupMs,
     durationMs: context.options.durationMs,
+    staggerMs: phase.staggerMs,
     numbers: context.numbers,
     request: shape.request,
     onWindow: (edge) => {
@@ -321,14 +326,14 @@ async function runPhase(phase: Phase, context: MeasurementContext): Promise<Phas
 
     if (options.primeMs > 0) {
       for (const shape of SHAPES) {
-        const primed = await prime(gateway.url, shape, options.primeMs, context);
+        const primed = await prime(gateway.url, shape, phase, context);
         context.log(`  ${phase.name}: primed ${shape.name} for ${options.primeMs / 1000} s (${primed.rps.toFixed(0)} rps while cold; not counted)`);
       }
     }
     const measurements: DeferMeasurement[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       for (const shape of SHAPES) {
-        const measured = await measure(gateway.url, shape, gateway.process, backend.processes, context);
+        const measured = await measure(gateway.url, shape, phase, gateway.process, backend.processes, context);
         const measurement: DeferMeasurement = { phase: phase.name, round, variant: shape.name, ...measured };
         measurements.push(measurement);
         context.log(progressLine(measurement, options.rounds));
@@ -356,6 +361,12 @@ interface ShapeSummary {
   firstP50Ratios: number[];
   totalP50Ratios: number[];
   totalP95Ratios: number[];
+  /**
+   * The gateway's CPU time per answer, in µs (its CPU share over the answers per second), median over the
+   * rounds, and per round against the baseline: steadier than throughput when others take part of the core.
+   */
+  gatewayUsPerAnswer: number;
+  gatewayUsRatios: number[];
   errors: number;
   contentTypes: string[];
   cpu: { gateway: number | undefined; subgraphs: number | undefined; loadGenerator: number; otherOnGatewayCore: number | undefined };
@@ -366,6 +377,7 @@ function summarisePhase(result: PhaseResult): ShapeSummary[] {
   const base = of(withoutDefer.name);
   const pick = (list: DeferMeasurement[], f: (m: DeferMeasurement) => number | undefined) => list.map(f).filter((v): v is number => v !== undefined);
   const orUndefined = (values: number[]) => (values.length ? median(values) : undefined);
+  const gatewayUs = (m: DeferMeasurement) => (m.cpu.gateway === undefined || m.load.rps === 0 ? Number.NaN : (m.cpu.gateway * 10_000) / m.load.rps);
   return SHAPES.map(({ name }) => {
     const own = of(name);
     const ratios = (f: (m: DeferMeasurement) => number) => pairedRatios(own.map(f), base.map(f));
@@ -382,6 +394,8 @@ function summarisePhase(result: PhaseResult): ShapeSummary[] {
       firstP50Ratios: ratios((m) => m.load.firstPayloadMs.p50),
       totalP50Ratios: ratios((m) => m.load.totalMs.p50),
       totalP95Ratios: ratios((m) => m.load.totalMs.p95),
+      gatewayUsPerAnswer: median(own.map(gatewayUs)),
+      gatewayUsRatios: ratios(gatewayUs),
       errors: own.reduce((sum, m) => sum + m.load.non2xx + m.load.networkErrors + m.load.graphqlErrors + m.load.incomplete, 0),
       contentTypes: [...new Set(own.flatMap((m) => Object.keys(m.load.contentTypes)))],
       cpu: {
@@ -486,7 +500,7 @@ export const deferMeasurement: Measurement = {
 
     const lines = [`defer: ${deferMeasurement.summary}`, ...SHAPES.map((s) => `  ${s.name}: ${s.description}`), ''];
     lines.push(...formatPhaseHeader(late, context));
-    const latencyHeader = ['variant', 'answers/s', 'first p50 ms', 'first p95 ms', 'first p50 × base', 'total p50 ms', 'total p95 ms', 'total p50 × base', 'total p95 × base', 'payloads', 'errors', 'cpu gw', 'cpu subgraphs', 'cpu others'];
+    const latencyHeader = ['variant', 'answers/s', 'first p50 ms', 'first p95 ms', 'first p50 × base', 'total p50 ms', 'total p95 ms', 'total p50 × base', 'total p95 × base', 'payloads', 'errors', 'gw µs/answer', 'µs × base', 'cpu gw', 'cpu subgraphs', 'cpu others'];
     const latencyRows = lateSummary.map((s) => [
       s.name,
       fixed(0)(s.rps),
@@ -499,6 +513,8 @@ export const deferMeasurement: Measurement = {
       ratio(median(s.totalP95Ratios)),
       fixed(2)(s.payloadsPerAnswer),
       String(s.errors),
+      fixed(0)(s.gatewayUsPerAnswer),
+      ratio(median(s.gatewayUsRatios)),
       pct(s.cpu.gateway),
       pct(s.cpu.subgraphs),
       pct(s.cpu.otherOnGatewayCore),
@@ -508,7 +524,7 @@ export const deferMeasurement: Measurement = {
     for (const warning of warningsOf(late, lateSummary, true)) lines.push(`  warning: ${warning}`);
 
     lines.push('', ...formatPhaseHeader(fast, context));
-    const throughputHeader = ['variant', 'rps', 'rps × base per round', 'rps × base', 'total p50 ms', 'total p99 ms', 'first p50 ms', 'payloads', 'errors', 'cpu gw', 'cpu subgraphs', 'cpu loadgen', 'cpu others'];
+    const throughputHeader = ['variant', 'rps', 'rps × base per round', 'rps × base', 'total p50 ms', 'total p99 ms', 'first p50 ms', 'payloads', 'errors', 'gw µs/answer', 'µs × base', 'cpu gw', 'cpu subgraphs', 'cpu loadgen', 'cpu others'];
     const throughputRows = fastSummary.map((s) => [
       s.name,
       fixed(0)(s.rps),
@@ -519,6 +535,8 @@ export const deferMeasurement: Measurement = {
       ms(median(fast.measurements.filter((m) => m.variant === s.name).map((m) => m.load.firstPayloadMs.p50))),
       fixed(2)(s.payloadsPerAnswer),
       String(s.errors),
+      fixed(0)(s.gatewayUsPerAnswer),
+      ratio(median(s.gatewayUsRatios)),
       pct(s.cpu.gateway),
       pct(s.cpu.subgraphs),
       pct(s.cpu.loadGenerator),
@@ -528,7 +546,7 @@ export const deferMeasurement: Measurement = {
     lines.push(verdictLine(throughput, ratio, disturbed(fast)));
     for (const warning of warningsOf(fast, fastSummary, false)) lines.push(`  warning: ${warning}`);
     lines.push(
-      '  (ms and rps: medians over the rounds; first: from sending to the first payload\'s last byte; total: to the last payload\'s; × base: median of the per-round ratios to without-defer; payloads: per answer; cpu: % of one core during the measured window, "others" = anything else on the gateway\'s core)',
+      '  (ms and rps: medians over the rounds; first: from sending to the first payload\'s last byte; total: to the last payload\'s; × base: median of the per-round ratios to without-defer; payloads: per answer; gw µs/answer: the gateway\'s CPU time per answer, which others on its core disturb less than rps; cpu: % of one core during the measured window, "others" = anything else on the gateway\'s core)',
     );
 
     const o = context.options;
