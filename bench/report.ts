@@ -28,7 +28,7 @@ const ratio = fixed(3);
 const pct = (value: number | undefined) => (value === undefined ? '?' : `${value.toFixed(0)}%`);
 
 /** Columns right-aligned except the first, two spaces apart. */
-function table(header: string[], rows: string[][]): string[] {
+export function table(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
   return [line(header), ...rows.map(line)];
@@ -64,9 +64,7 @@ export function formatScenario(result: ScenarioResult, summary: ScenarioSummary,
   lines.push('  (rps, p50, p99, cpu: medians over the rounds; × base: median of the per-round ratios; cpu: % of one core during the measured window, "others" = anything else on the gateway\'s core)');
   if (summary.target) {
     const t = summary.target;
-    // One pair is a look, not a verdict: single rounds move by ±15% on a shared machine.
-    const outcome =
-      t.rounds < 2 ? 'NO VERDICT from one round (a look: run without --quick)' : { met: 'MET', missed: 'NOT MET', inconclusive: 'INCONCLUSIVE (within the noise of this run: run more rounds)' }[t.outcome];
+    const outcome = verdictText(t.rounds, t.roundsMet);
     const disturbed = t.disturbedMeasurements ? `; ${t.disturbedMeasurements} disturbed measurements` : '';
     lines.push(`  target: ${t.statement}: ${t.variant} / ${t.baseline} throughput = ${ratio(t.ratio)} (median), needs >= ${t.minRatio}, reached in ${t.roundsMet} of ${t.rounds} rounds${disturbed}: ${outcome}`);
   }
@@ -78,6 +76,15 @@ export function formatScenario(result: ScenarioResult, summary: ScenarioSummary,
   for (const skipped of result.skipped) lines.push(`  NOT MEASURED: ${skipped.name} (${skipped.description}): ${firstLines(skipped.reason)}`);
   for (const warning of summary.warnings) lines.push(`  warning: ${warning}`);
   return lines.join('\n');
+}
+
+/**
+ * A target's verdict from its rounds: MET when every round reaches it, NOT MET when none does, INCONCLUSIVE
+ * when they fall on both sides. One pair is a look, not a verdict: single rounds move by ±15% on a shared machine.
+ */
+export function verdictText(rounds: number, roundsMet: number): string {
+  if (rounds < 2) return 'NO VERDICT from one round (a look: run without --quick)';
+  return roundsMet === rounds ? 'MET' : roundsMet === 0 ? 'NOT MET' : 'INCONCLUSIVE (within the noise of this run: run more rounds)';
 }
 
 /** A skip reason in one line: its first line and the first error line of the output below it (the JSON keeps it all). */

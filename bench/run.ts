@@ -132,7 +132,7 @@ async function main(options: BenchOptions): Promise<number> {
     for (const measurement of MEASUREMENTS.filter((m) => options.scenarios.includes(m.name))) {
       console.log(`\n${measurement.name}: ${measurement.summary}`);
       try {
-        const { result, table } = await measurement.run({ supervisor, cores, numbers, log: (line) => console.log(line) });
+        const { result, table } = await measurement.run({ supervisor, cores, numbers, options, log: (line) => console.log(line) });
         (report.measurements ??= []).push({ name: measurement.name, result });
         console.log(`\n${table}`);
       } catch (error) {

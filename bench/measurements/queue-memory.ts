@@ -8,6 +8,7 @@ import { Pool } from 'undici';
 import { productPageRequest } from '../backends/demo-subgraphs.js';
 import { FAST_DEMO_SUBGRAPH_NAMES, readDemoSdl } from '../backends/fast-demo-subgraphs.js';
 import { switchyardRegistryVariant } from '../gateways/switchyard.js';
+import type { BenchOptions } from '../lib/args.js';
 import { runLoad, type RequestNumbers } from '../lib/load.js';
 import { readMemoryKb, type ProcessSupervisor } from '../lib/processes.js';
 import type { CoreLayout } from '../lib/types.js';
@@ -16,6 +17,8 @@ export interface MeasurementContext {
   supervisor: ProcessSupervisor;
   cores: CoreLayout;
   numbers: RequestNumbers;
+  /** The run's flags: a measurement that times windows and rounds reads --connections, --duration, --warmup, --prime, --rounds here. */
+  options: BenchOptions;
   log: (line: string) => void;
 }
 
