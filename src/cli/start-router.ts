@@ -32,6 +32,7 @@ import { KeyRing } from '../security/signing-keys.js';
 import { createLocalMinter, createTokenExchangeClient, withTokenCache, type CachedTokenSource, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { startSectionCache, type RouterSectionCacheHandle } from './start-section-cache.js';
+import { startRetention } from './start-retention.js';
 import { createTracing } from '../telemetry/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
@@ -195,11 +196,20 @@ async function openMetadataStore(options: StartRouterOptions, metrics: RouterMet
   }
   let operations: OperationRecorder | undefined;
   if (config.operationRegistry) {
-    const recorder = (operations = createOperationRecorder({ db: database, onError: (error) => logger.warn({ err: error }, 'operation registry: write failed; retrying on the next interval') }));
+    const recorder = (operations = createOperationRecorder({
+      db: database,
+      discoveryLimitPerHour: config.operationDiscoveryLimitPerHour,
+      discoveryTotalLimitPerHour: config.operationDiscoveryTotalLimitPerHour,
+      onUnrecorded: (client, executions, reason) => metrics.operationsUnrecorded.inc({ client: metrics.clientLabel(client), reason }, executions),
+      onError: (error) => logger.warn({ err: error }, 'operation registry: write failed; retrying on the next interval'),
+    }));
     metrics.watchOperations(() => recorder.stats());
     // Likewise the operation counts of the drained requests.
     resources.push(() => recorder.close(), 'operation registry: counts could not be saved');
   }
+  // Retention (decision 030): today's audit partition is made before the first request; stopped before the writers flush.
+  const retention = await startRetention({ database, config, logger });
+  resources.push(() => retention.stop(), 'retention: the run under way could not finish', 'warn');
   return { database, audit, operations, trustedDocuments: new TrustedDocumentBook() };
 }
 

@@ -23,6 +23,24 @@ describe('loadConfig', () => {
     expect(loadConfig({ port: undefined }, env).port).toBe(5000);
   });
 
+  it('keeps audit rows and operations 30 days and records 1,000 new documents per client per hour unless told otherwise', () => {
+    expect(loadConfig({}, {})).toMatchObject({ auditRetentionDays: 30, operationRetentionDays: 30, operationDiscoveryLimitPerHour: 1_000, operationDiscoveryTotalLimitPerHour: 10_000 });
+    const env = { SWITCHYARD_AUDIT_RETENTION_DAYS: '7', SWITCHYARD_OPERATION_RETENTION_DAYS: '90', SWITCHYARD_OPERATION_DISCOVERY_LIMIT: '50', SWITCHYARD_OPERATION_DISCOVERY_TOTAL_LIMIT: '500' };
+    expect(loadConfig({}, env)).toMatchObject({ auditRetentionDays: 7, operationRetentionDays: 90, operationDiscoveryLimitPerHour: 50, operationDiscoveryTotalLimitPerHour: 500 });
+    const problems = (() => {
+      try {
+        loadConfig({}, { SWITCHYARD_AUDIT_RETENTION_DAYS: '0', SWITCHYARD_OPERATION_DISCOVERY_LIMIT: 'many' });
+      } catch (error) {
+        return (error as ConfigError).problems;
+      }
+      return [];
+    })();
+    expect(problems).toEqual([
+      expect.stringMatching(/^auditRetentionDays \(SWITCHYARD_AUDIT_RETENTION_DAYS\): .* \(got "0"\)$/),
+      expect.stringMatching(/^operationDiscoveryLimitPerHour \(SWITCHYARD_OPERATION_DISCOVERY_LIMIT\): .* \(got "many"\)$/),
+    ]);
+  });
+
   it('turns GraphiQL off in production unless asked for', () => {
     // Production needs an identity provider unless authentication is off (see the conflicts below).
     expect(loadConfig({}, { NODE_ENV: 'production', SWITCHYARD_AUTH_MODE: 'off' }).graphiql).toBe(false);

@@ -125,8 +125,31 @@ export const configSchema = z
      * the database is spared a write per request. The bench also turns it off to measure its cost.
      */
     audit: booleanLike.default(true),
+    /**
+     * Days an audit row is kept (decision 030): the log is partitioned by UTC day and a day is dropped
+     * whole once all of it is older than this, so a row lives this long and less than a day more.
+     * Default 30; at most 3660 (a partition a day: longer trails belong in an archive).
+     */
+    auditRetentionDays: z.coerce.number().int().min(1).max(3660).default(30),
     /** Record every executed operation and its client in the operation registry (needs the database). Default on. */
     operationRegistry: booleanLike.default(true),
+    /**
+     * Days an operation stays in the registry after it was last seen, and daily counts are kept
+     * (decision 030). Trusted documents are never pruned. Default 30.
+     */
+    operationRetentionDays: z.coerce.number().int().min(1).max(3660).default(30),
+    /**
+     * New documents the operation registry records per client per UTC hour (a new hash, client name and
+     * version; counted by when each was first seen, across every router). Beyond it they are served but
+     * not recorded, and counted in `switchyard_operations_unrecorded_total`. A release of a client app
+     * brings tens of new documents; free text sent by a script, without limit. Default 1000.
+     */
+    operationDiscoveryLimitPerHour: z.coerce.number().int().min(1).default(1_000),
+    /**
+     * New documents the operation registry records per UTC hour, all clients together: client names come
+     * from headers a caller can make up, so this is what bounds the registry's growth. Default 10000.
+     */
+    operationDiscoveryTotalLimitPerHour: z.coerce.number().int().min(1).default(10_000),
     /**
      * Plans built before a published graph is swapped in: the most executed operations of the last day
      * in the operation registry, at most this many (decision 009). Default 500; 0 turns warming off.

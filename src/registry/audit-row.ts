@@ -47,14 +47,30 @@ function texts(value: unknown): string[] {
   return Array.isArray(value) ? value.map(text) : [];
 }
 
-function isoTime(value: unknown): string {
+function usableTime(value: unknown): number | undefined {
   const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  // An unusable time: the time the row is written beats losing the row.
-  return new Date(ms >= MIN_AT && ms <= MAX_AT ? ms : Date.now()).toISOString();
+  return ms >= MIN_AT && ms <= MAX_AT ? ms : undefined;
 }
 
 /**
- * An entry as one row, keyed by (writer id, sequence number) and with its values made acceptable to
+ * The entry's time as ISO text. An unusable one becomes the time the row is first shaped (that beats
+ * losing the row), written back on the entry, which the writer owns: `at` is part of the row's key
+ * (migration 011), so the row and a later spill line of the same entry must carry the same time.
+ */
+function isoTime(entry: AuditEntry): string {
+  const ms = usableTime(entry.at);
+  if (ms !== undefined) return new Date(ms).toISOString();
+  const now = new Date();
+  try {
+    entry.at = now;
+  } catch {
+    // A frozen entry: the row still lands; only a replay of it could then repeat it under another time.
+  }
+  return now.toISOString();
+}
+
+/**
+ * An entry as one row, keyed by (writer id, sequence number, time) and with its values made acceptable to
  * the table's types: the same values go into the INSERT and, as JSON, into the spill file.
  */
 export function toRow(entry: AuditEntry, writerId: string, seq: number): StoredRow {
@@ -77,7 +93,7 @@ function toRecord(entry: AuditEntry, writerId: string, seq: number): StoredRow {
   return {
     writer_id: writerId,
     writer_seq: seq,
-    at: isoTime(entry.at),
+    at: isoTime(entry),
     request_id: text(entry.requestId ?? ''),
     trace_id: optionalText(entry.traceId),
     client: optionalText(entry.client),

@@ -69,7 +69,9 @@ function asError(error: unknown): Error {
  *    flight, that batch is on disk either way; its INSERT outcome only decides how it is counted.
  * 5. Segments left in `spillDir` by an earlier process are adopted at creation and replayed first.
  * 6. Every key is written at most once to the table (`on conflict do nothing`), so a batch that was
- *    committed just before its connection died, then spilled and replayed, is not duplicated.
+ *    committed just before its connection died, then spilled and replayed, is not duplicated. The key
+ *    is (writer id, sequence number, `at`): the table is partitioned by `at` (migration 011), and a
+ *    row's `at` is fixed when it is first shaped, so a replay meets the row it repeats in its partition.
  */
 export function createAuditWriter(options: AuditWriterOptions): AuditWriter {
   const log = new AuditLog(options);

@@ -13,7 +13,8 @@ export interface Migration {
 /** Any 64-bit constant unique to us: every router starting at once serialises on it. */
 const MIGRATION_LOCK = 7_428_113_901;
 
-async function loadMigrations(dir: string = MIGRATIONS_DIR): Promise<Migration[]> {
+/** The migrations in `dir` (default schema/db), in order; tests take the first few to build an older store. */
+export async function loadMigrations(dir: string = MIGRATIONS_DIR): Promise<Migration[]> {
   const files = (await readdir(dir)).filter((f) => /^\d+_[\w-]+\.sql$/.test(f)).sort();
   const migrations: Migration[] = [];
   for (const file of files) {

@@ -33,6 +33,7 @@ export const METRIC = {
   auditBuffered: 'switchyard_audit_buffered',
   auditSpilled: 'switchyard_audit_spilled_total',
   operationsRecorded: 'switchyard_operations_recorded_total',
+  operationsUnrecorded: 'switchyard_operations_unrecorded_total',
   trustedDocumentRefusals: 'switchyard_trusted_document_refusals_total',
   executions: 'switchyard_executions_total',
   plans: 'switchyard_plans_total',
@@ -45,3 +46,7 @@ export const METRIC = {
 /** Operation label value for unnamed operations and for names past the cardinality cap. */
 export const OTHER_OPERATION = '(other)';
 export const ANONYMOUS_OPERATION = '(anonymous)';
+
+/** Client label value for a request whose client did not say who it is, and for names past the cardinality cap. */
+export const UNKNOWN_CLIENT = '(unknown)';
+export const OTHER_CLIENT = '(other)';

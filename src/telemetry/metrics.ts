@@ -1,6 +1,6 @@
 // The router's Prometheus metrics: one registry per router instance, label cardinality kept bounded.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { ANONYMOUS_OPERATION, METRIC, OTHER_OPERATION } from './metric-names.js';
+import { ANONYMOUS_OPERATION, METRIC, OTHER_CLIENT, OTHER_OPERATION, UNKNOWN_CLIENT } from './metric-names.js';
 
 /** Outcome of one attempt to a subgraph: a GraphQL answer (with or without errors), or how it failed. */
 export type SubgraphOutcome = 'ok' | 'graphql_error' | 'http_error' | 'network_error' | 'timeout' | 'deadline' | 'cancelled' | 'circuit_open' | 'token_error';
@@ -50,6 +50,11 @@ export interface RouterMetrics {
   watchAudit(stats: () => { buffered: number; spilled: number }): void;
   /** Reads the operation recorder's counter at every scrape. */
   watchOperations(stats: () => { recorded: number }): void;
+  /**
+   * Executions served but not recorded in the operation registry, by client (`clientLabel`) and reason:
+   * `discovery_limit` (new documents past the hourly limits) or `backlog` (this router's memory full).
+   */
+  readonly operationsUnrecorded: Counter<'client' | 'reason'>;
   /** Requests refused by trusted documents, by error code (DOCUMENT_NOT_TRUSTED, PERSISTED_DOCUMENT_NOT_FOUND, BAD_REQUEST), and those naming their document twice, in every mode (AMBIGUOUS_DOCUMENT, PERSISTED_QUERY_HASH_MISMATCH). */
   readonly trustedDocumentRefusals: Counter<'code'>;
   /** Operations executed, by path: `plan` (a query plan), `stitching`, or `plan_error` (a plan runner failure: the request fails, nothing is re-run). */
@@ -63,11 +68,18 @@ export interface RouterMetrics {
   readonly schemaLastReload: Gauge;
   /** Maps an operation name to a label value: at most `maxOperations` distinct names, the rest fold into one. */
   operationLabel(name: string | null | undefined): string;
+  /** Maps a client name to a label value: '' to `(unknown)`, at most `maxClients` distinct names, the rest fold into `(other)`. */
+  clientLabel(name: string): string;
 }
 
 export interface MetricsOptions {
   /** Distinct operation names kept as label values before folding into `(other)`. Default 200. */
   maxOperations?: number;
+  /**
+   * Distinct client names kept as label values before folding into `(other)`. Default 50: a fleet's
+   * named apps fit, and names a caller makes up in a header cannot add more series than that.
+   */
+  maxClients?: number;
   /** Also export Node.js process metrics (CPU, memory, event loop). Default true. */
   processMetrics?: boolean;
   /**
@@ -85,6 +97,8 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'switchyard_' });
   const maxOperations = options.maxOperations ?? 200;
   const knownOperations = new Set<string>();
+  const maxClients = options.maxClients ?? 50;
+  const knownClients = new Set<string>();
   const watchedCaches: WatchedCache[] = [];
   // Registered first, as before the groups below existed: /metrics lists series in registration order.
   const tokenCacheRequests = tokenCacheCounter(registry, watchedCaches);
@@ -97,11 +111,19 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     ...sectionCacheMetrics(registry),
     ...watchers(registry, watchedCaches),
     ...executionMetrics(registry),
+    ...operationRegistryMetrics(registry),
     operationLabel(name) {
       if (!name) return ANONYMOUS_OPERATION;
       if (knownOperations.has(name)) return name;
       if (knownOperations.size >= maxOperations) return OTHER_OPERATION;
       knownOperations.add(name);
+      return name;
+    },
+    clientLabel(name) {
+      if (!name) return UNKNOWN_CLIENT;
+      if (knownClients.has(name)) return name;
+      if (knownClients.size >= maxClients) return OTHER_CLIENT;
+      knownClients.add(name);
       return name;
     },
   };
@@ -255,5 +277,17 @@ function executionMetrics(registry: Registry) {
   schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
   schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
   schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),
+  };
+}
+
+/** What the operation registry could not keep (its recorded executions are read by `watchOperations`). */
+function operationRegistryMetrics(registry: Registry) {
+  return {
+  operationsUnrecorded: new Counter({
+    name: METRIC.operationsUnrecorded,
+    help: 'Executions served but not recorded in the operation registry, by client (a bounded set of names, then (other)) and reason: discovery_limit (new documents past the hourly limits), backlog (the router had too many distinct documents waiting to be written).',
+    labelNames: ['client', 'reason'],
+    registers: [registry],
+  }),
   };
 }

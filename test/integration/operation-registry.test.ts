@@ -144,6 +144,23 @@ describe(`operation registry and schema checks against real traffic (${databaseK
       expect((await listed(['--client', 'shutdown-probe'])).map((o) => [o.operationName, o.count])).toEqual([['Price', 1]]);
     });
 
+    it('serves new documents past the client’s hourly limit without recording them, and counts them', async () => {
+      const limited = await stack.startRouter({ operationDiscoveryLimitPerHour: 2 });
+      for (let n = 1; n <= 4; n += 1) {
+        const response = await fetch(limited.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'graphql-client-name': 'script' },
+          body: JSON.stringify({ query: `{ page${n}: product(id: "1") { name } }` }),
+        });
+        expect(response.status).toBe(200);
+        expect((await response.json()).errors).toBeUndefined();
+      }
+      await limited.close();
+      expect((await listed(['--client', 'script'])).map((o) => o.normalised.match(/page\d/)?.[0]).sort()).toEqual(['page1', 'page2']);
+      const text = await limited.metrics.registry.metrics();
+      expect(text).toContain('switchyard_operations_unrecorded_total{client="script",reason="discovery_limit"} 2');
+    });
+
     it('refuses a window it cannot read with exit code 2', async () => {
       const { code, stderr } = await runCli(['operations', 'list', '--since', 'last tuesday'], env);
       expect(code).toBe(2);
