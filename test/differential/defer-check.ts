@@ -107,52 +107,27 @@ export interface DeferBug {
 }
 
 /**
- * The router bugs the check has found (issue 26), by name. A mismatch they fully explain is counted, not failed: once
- * each bug's workaround is applied (below, `explainDeferMismatch`), nothing else may differ. The default runs fail when
- * a bug they show (`seenBy`) is no longer seen, so the list cannot outlive the bugs: remove an entry once it is fixed.
+ * The router bugs the check knows today, by name, each with its smallest query. A mismatch they fully explain is
+ * counted, not failed (`explainDeferMismatch` applies each one's workaround, then nothing else may differ). The default
+ * runs fail when a bug they show (`seenBy`) is no longer seen, so the list cannot outlive the bugs.
+ * Empty: the five bugs this check found in issue 26 are fixed in the router (a part losing the request's variables, a
+ * stream not ending on `hasNext: false`, unmasked errors in later payloads, a part with introspection lost, and an
+ * entity's failure reported at one field only, so a payload without that field got a bare non-null error).
  */
-export const KNOWN_DEFER_BUGS = {
-  subgraphErrorGivenOnce: {
-    name: "a subgraph's error reaches one payload only; the same failure elsewhere is a bare non-null error",
-    // Seed 13's queries #1088 and #1383 (DIFF_COUNT=1500): not among the default 300.
-    seenBy: [],
-    what: "hid-warehouse fails `stock` and `stockValueCents` of h3 (one fetch). Without `@defer` the answer reports the subgraph's error, SUBGRAPH_ERROR with `extensions.subgraph`. With a deferred fragment, only one payload gets the subgraph's error: when the deferred field comes first in the document, the initial payload's `stock` is reported as a plain non-null violation (masked: \"Unexpected error.\", INTERNAL_SERVER_ERROR); when two parts fail on the same fetch, the second one's error is \"Cannot return null for non-nullable field HidProduct.stockValueCents.\" with no code (and no subgraph). Swapping the order (`stock ... @defer { stockValueCents }`) gives SUBGRAPH_ERROR.",
-    smallest: {
-      query: '{ hidProduct(id: "h3") { ... @defer { stockValueCents } stock } }',
-      expected: 'hidProduct null, its error SUBGRAPH_ERROR (subgraph hid-warehouse), as `{ hidProduct(id: "h3") { stock ... @defer { stockValueCents } } }` answers',
-      got: 'initial payload {"errors":[{"message":"Unexpected error.","path":["hidProduct","stock"],"extensions":{"code":"INTERNAL_SERVER_ERROR"}}],"data":{"hidProduct":null},"hasNext":true}',
-    },
-  },
-} as const satisfies Record<string, DeferBug>;
+export const KNOWN_DEFER_BUGS: Readonly<Record<string, DeferBug>> = {};
 
-export type DeferBugName = keyof typeof KNOWN_DEFER_BUGS;
+export type DeferBugName = string;
 
 /** The known bugs a default run shows (`seenBy`) that it did not meet: fixed, or hiding behind another one. */
 export function staleDeferBugs(run: DeferBug['seenBy'][number], met: ReadonlyMap<DeferBugName, unknown>): DeferBugName[] {
-  return (Object.keys(KNOWN_DEFER_BUGS) as DeferBugName[]).filter((bug) => (KNOWN_DEFER_BUGS[bug] as DeferBug).seenBy.includes(run) && !met.has(bug));
+  return (Object.keys(KNOWN_DEFER_BUGS) as DeferBugName[]).filter((bug) => KNOWN_DEFER_BUGS[bug].seenBy.includes(run) && !met.has(bug));
 }
 
 /**
- * Which known bugs explain a mismatch entirely, or undefined when something else differs too.
- * subgraphErrorGivenOnce: an INTERNAL_SERVER_ERROR nulls a position the answer without `@defer` nulls with a
- * SUBGRAPH_ERROR; it is read as that SUBGRAPH_ERROR. The answer so corrected must then equal the one without `@defer`.
- * (Four more bugs this check found were fixed in the router: a part losing the request's variables, a stream not
- * ending on `hasNext: false`, unmasked errors in later payloads, and a part with introspection lost.)
+ * Which known bugs explain a mismatch entirely, or undefined when something else differs too: a bug added to
+ * KNOWN_DEFER_BUGS gets its workaround here (read the merged answer as the bug's absence would have it), and the
+ * answer so corrected must then equal the one without `@defer`. None today.
  */
-export async function explainDeferMismatch(
-  plain: DeferComparable,
-  asked: AskedDeferred,
-): Promise<DeferBugName[] | undefined> {
-  const bugs = new Set<DeferBugName>();
-  const { answer } = asked;
-  const problems = answer.problems;
-  let pairs = answer.nulled;
-  const fromSubgraph = new Set(plain.nulled.filter((e) => e.code === 'SUBGRAPH_ERROR').map((e) => e.nulled));
-  if (pairs.some((e) => e.code === 'INTERNAL_SERVER_ERROR' && fromSubgraph.has(e.nulled))) {
-    bugs.add('subgraphErrorGivenOnce');
-    pairs = pairs.map((e) => (e.code === 'INTERNAL_SERVER_ERROR' && fromSubgraph.has(e.nulled) ? { ...e, code: 'SUBGRAPH_ERROR' } : e));
-  }
-  const unique = sortPairs([...new Map(pairs.map((e) => [`${e.nulled}\u0000${e.code}`, e])).values()]);
-  const corrected: DeferComparable = { ...answer, nulled: unique, problems };
-  return bugs.size > 0 && sameAnswer(corrected, plain) ? [...bugs] : undefined;
+export async function explainDeferMismatch(_plain: DeferComparable, _asked: AskedDeferred): Promise<DeferBugName[] | undefined> {
+  return undefined;
 }

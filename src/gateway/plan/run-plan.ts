@@ -223,7 +223,10 @@ function mergeEntities(fetch: Fetch, lookups: readonly Lookup[], result: FetchAn
     if (lookup && typeof path![1] === 'number') {
       const objects = lookup.byRepresentation[path![1]] as Data[] | undefined;
       if (objects === undefined) continue;
-      for (const object of objects) placed = placeAt(object, path!.slice(2), lookup.step, marker) || placed;
+      // An entity answered null failed whole (a non-null field of it failed in the subgraph): every field
+      // of the step it lacks stands for the failure, whichever field the error names.
+      const entity = (answer?.[lookup.step.alias ?? '_entities'] as unknown[] | undefined)?.[path![1]];
+      for (const object of objects) placed = (entity === null ? markFields(object, lookup.step, marker) : placeAt(object, path!.slice(2), lookup.step, marker)) || placed;
     } else {
       let concerned = false;
       for (const l of lookup ? [lookup] : lookups) {
