@@ -274,13 +274,25 @@ function serveDraining(router: Router, config: Config, resources: ResourceStack)
   // ones: a socket busy at that moment would serve a client that keeps asking (a dashboard polling
   // /metrics every second) for ever, so while draining every answer also closes its connection.
   let draining = false;
+  let answering = 0;
+  const answered = () => answering--;
   server.prependListener('request', function closeConnectionWhenDraining(_request, response) {
+    answering++;
+    response.once('close', answered);
     if (draining) response.setHeader('connection', 'close');
   });
   resources.push(function drain() {
     draining = true;
     return new Promise<void>((resolve) => {
-      server.close(() => resolve());
+      // Draining waits for answers in flight, not for connections: one whose answer was sent goes idle
+      // and would wait out the keep-alive timeout (65 s by default, above a load balancer's); one still
+      // sending a request's headers or a body nobody reads would wait out the request timeout. Swept
+      // until the server is closed: idle ones at once, and all of them once no answer is in flight.
+      const sweep = setInterval(() => (answering === 0 ? server.closeAllConnections() : server.closeIdleConnections()), 100);
+      server.close(() => {
+        clearInterval(sweep);
+        resolve();
+      });
       server.closeIdleConnections();
     });
   }, 'http server could not be closed');

@@ -73,6 +73,9 @@ function definedOnly(options: HardeningOptions): HardeningOptions {
 function tooLarge(maxBytes: number): GraphQLError {
   return requestError('REQUEST_TOO_LARGE', `The request body exceeds the limit of ${maxBytes} bytes.`, {
     extensions: { limit: { name: 'maxBodyBytes', max: maxBytes } },
+    // The rest of the body is never read: the connection closes with the answer (RFC 9110 §15.5.14),
+    // rather than staying busy until the request timeout, which also holds a draining server open.
+    httpHeaders: { connection: 'close' },
   });
 }
 
