@@ -1,5 +1,6 @@
 // Every scenario, in the order a full run measures them; add a new one here.
 import type { Scenario } from './lib/types.js';
+import { fleetFaults } from './measurements/fleet-faults.js';
 import { queueMemory, type Measurement } from './measurements/queue-memory.js';
 import { passthrough } from './scenarios/passthrough.js';
 import { publishWarmup } from './scenarios/publish-warmup.js';
@@ -17,4 +18,4 @@ export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, 
 export const QUICK_SCENARIOS: readonly string[] = [resilienceOverhead.name, peersHeavy.name, peersProductPage.name, peersHello.name];
 
 /** Measurements that are not paired throughput comparisons; each runs only when named (`--scenario queue-memory`). */
-export const MEASUREMENTS: readonly Measurement[] = [queueMemory];
+export const MEASUREMENTS: readonly Measurement[] = [queueMemory, fleetFaults];

@@ -10,6 +10,7 @@ import { FAST_DEMO_SUBGRAPH_NAMES, readDemoSdl } from '../backends/fast-demo-sub
 import { switchyardRegistryVariant } from '../gateways/switchyard.js';
 import { runLoad, type RequestNumbers } from '../lib/load.js';
 import { readMemoryKb, type ProcessSupervisor } from '../lib/processes.js';
+import type { BenchOptions } from '../lib/args.js';
 import type { CoreLayout } from '../lib/types.js';
 
 export interface MeasurementContext {
@@ -17,6 +18,8 @@ export interface MeasurementContext {
   cores: CoreLayout;
   numbers: RequestNumbers;
   log: (line: string) => void;
+  /** The run's flags (`--soak-minutes`, ...). */
+  options: BenchOptions;
 }
 
 /** A measurement that is not a paired throughput comparison; `--scenario NAME` selects it like a scenario. */

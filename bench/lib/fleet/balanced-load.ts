@@ -41,6 +41,10 @@ export interface BalancerOptions {
   requestIdPrefix: string;
   /** How long a router that refused a connection is skipped, in ms. Default 250. */
   refusedBackoffMs?: number;
+  /** Keep every attempt in `attempts` (a drill checks them one by one). Default true; a soak counts them in `onAttempt` instead. */
+  keepAttempts?: boolean;
+  /** Told of every attempt as it ends. */
+  onAttempt?: (attempt: Attempt) => void;
 }
 
 export interface AnswerOf {
@@ -68,6 +72,8 @@ export class Balancer {
   readonly #downUntil: number[];
   readonly #prefix: string;
   readonly #backoffMs: number;
+  readonly #keep: boolean;
+  readonly #onAttempt: ((attempt: Attempt) => void) | undefined;
   #next = 0;
   #counter = 0;
 
@@ -77,6 +83,8 @@ export class Balancer {
     this.#downUntil = this.#urls.map(() => 0);
     this.#prefix = options.requestIdPrefix;
     this.#backoffMs = options.refusedBackoffMs ?? 250;
+    this.#keep = options.keepAttempts ?? true;
+    this.#onAttempt = options.onAttempt;
   }
 
   /** Sends through the balancer: the next router in turn that is not marked down, moving on when one refuses. */
@@ -121,7 +129,8 @@ export class Balancer {
     }
     const { answer: _answer, ...recorded } = attempt;
     // The answer's text goes back to the caller only: a run keeps thousands of attempts.
-    this.attempts.push(recorded);
+    if (this.#keep) this.attempts.push(recorded);
+    this.#onAttempt?.(recorded);
     return attempt;
   }
 

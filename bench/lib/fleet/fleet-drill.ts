@@ -496,7 +496,8 @@ async function postgresRestart(
   drainedA.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
   const restartMs = await killed.start();
   mark(`router b restarted on its port and data folder in ${(restartMs / 1000).toFixed(1)} s`);
-  const drained = [await drainedA, (await killed.spillDrained(timings.recoveryTimeoutMs), performance.now() - upAt)];
+  const drainedB = killed.spillDrained(timings.recoveryTimeoutMs).then(() => performance.now() - upAt);
+  const drained = [await drainedA, await drainedB];
   mark(`audit spill replayed: router a's ${(drained[0] / 1000).toFixed(1)} s, router b's ${(drained[1] / 1000).toFixed(1)} s after PostgreSQL returned`);
   return {
     killAt,

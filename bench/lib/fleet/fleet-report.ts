@@ -36,3 +36,24 @@ export function formatFleetDrill(result: FleetDrillResult): string {
   ];
   return lines.join('\n');
 }
+
+export interface FleetVerdict {
+  claim: string;
+  holds: boolean;
+}
+
+/** The claims, each checked against a drill's figures (the CI test asserts the same ones). */
+export function fleetVerdicts(result: FleetDrillResult): FleetVerdict[] {
+  const [auditA, auditB] = result.audit.routers;
+  const { redis, audit } = result;
+  return [
+    { claim: 'no load request failed but those in flight on the killed router', holds: result.otherFailures.count === 0 },
+    { claim: 'no audit row of the surviving router lost', holds: auditA.missing === 0 },
+    { claim: 'of the killed router, only rows still in its memory buffer lost', holds: auditB.missingOutsideBuffer === 0 },
+    { claim: "the killed router's spill file replayed on restart, without duplicates", holds: audit.spilledAtKill > 0 && audit.spilledReplayed === audit.spilledAtKill && audit.duplicates === 0 },
+    { claim: 'rate limits shared again within 10 s of Redis returning', holds: redis.rateLimitsSharedAfterMs < 10_000 && redis.sharedBudgetRefusals.every((n) => n > 0) },
+    { claim: 'section cache shared again within 15 s of Redis returning', holds: redis.cacheSharedAfterMs < 15_000 },
+    { claim: 'no part purged during the Redis outage served afterwards', holds: redis.staleAnswers === 0 },
+    { claim: 'a publish after the PostgreSQL restart served by both routers within 5 s', holds: result.publishServedAfterMs < 5_000 },
+  ];
+}
