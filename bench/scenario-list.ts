@@ -2,6 +2,7 @@
 import type { Scenario } from './lib/types.js';
 import { fleetFaults } from './measurements/fleet-faults.js';
 import { queueMemory, type Measurement } from './measurements/queue-memory.js';
+import { soak } from './measurements/soak.js';
 import { passthrough } from './scenarios/passthrough.js';
 import { publishWarmup } from './scenarios/publish-warmup.js';
 import { peersHeavy, peersHello, peersProductPage } from './scenarios/peers.js';
@@ -18,4 +19,4 @@ export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, 
 export const QUICK_SCENARIOS: readonly string[] = [resilienceOverhead.name, peersHeavy.name, peersProductPage.name, peersHello.name];
 
 /** Measurements that are not paired throughput comparisons; each runs only when named (`--scenario queue-memory`). */
-export const MEASUREMENTS: readonly Measurement[] = [queueMemory, fleetFaults];
+export const MEASUREMENTS: readonly Measurement[] = [queueMemory, fleetFaults, soak];
