@@ -59,3 +59,21 @@ export function trendOf(points: readonly TrendPoint[]): Trend {
     verdict: !significant ? 'flat' : slope > 0 ? 'rising' : 'falling',
   };
 }
+
+/**
+ * The lowest sample of each window of `windowMs` (windows counted from the first sample), at its own
+ * time: the floor a garbage-collected heap returns to, or the connections held when idle. A heap grows
+ * between collections and drops at each, so a fit of every sample over a few cycles follows the
+ * sawtooth; the fit of the floors follows what is retained.
+ */
+export function floorsOf(points: readonly TrendPoint[], windowMs: number): TrendPoint[] {
+  if (points.length === 0) return [];
+  const start = points[0]!.t;
+  const lowest = new Map<number, TrendPoint>();
+  for (const point of points) {
+    const window = Math.floor((point.t - start) / windowMs);
+    const held = lowest.get(window);
+    if (!held || point.y < held.y) lowest.set(window, point);
+  }
+  return [...lowest.values()].sort((a, b) => a.t - b.t);
+}

@@ -17,7 +17,7 @@ import { deleteRedisKeys } from '../lib/fleet/redis-keys.js';
 import { createScratchDatabase } from '../lib/fleet/scratch-database.js';
 import { assertServicesAnswer, postgresServerUrl, sharedRedisUrl } from '../lib/fleet/shared-services.js';
 import { freePort } from '../lib/free-port.js';
-import { trendOf, type Trend } from '../lib/trend.js';
+import { floorsOf, trendOf, type Trend } from '../lib/trend.js';
 import type { Measurement } from './queue-memory.js';
 
 /** Requests started per second at most, and in flight at most: a steady load a shared 2-core machine can carry for half an hour. */
@@ -25,6 +25,8 @@ const RATE_PER_SECOND = 80;
 const CONNECTIONS = 16;
 /** A sample of every resource every this many ms. */
 const SAMPLE_EVERY_MS = 5_000;
+/** The floor of each minute (its lowest sample) is fitted too: memory's sawtooth between garbage collections. */
+const FLOOR_WINDOW_MS = 60_000;
 
 /** The mix, by weight: product pages (whole, small, with the reviews deferred) and heavy pages of the catalogue (whole and deferred). */
 const DEFER_ACCEPT = 'multipart/mixed;deferSpec=20220824, application/json;q=0.9';
@@ -63,6 +65,8 @@ interface Sample {
   atMs: number;
   rssMb: number;
   heapUsedMb: number;
+  /** What the section cache holds in memory (`switchyard_cache_bytes`): heap that is meant to grow, up to SWITCHYARD_CACHE_MAX_BYTES (64 MiB). */
+  sectionCacheMb: number;
   eventLoopP99Ms: number;
   eventLoopMeanMs: number;
   openFds: number;
@@ -82,6 +86,7 @@ interface Sample {
 const SERIES: readonly { key: keyof Sample; label: string; unit: string }[] = [
   { key: 'rssMb', label: 'RSS', unit: 'MB' },
   { key: 'heapUsedMb', label: 'heap used', unit: 'MB' },
+  { key: 'sectionCacheMb', label: 'section cache', unit: 'MB' },
   { key: 'eventLoopP99Ms', label: 'event-loop delay p99', unit: 'ms' },
   { key: 'eventLoopMeanMs', label: 'event-loop delay mean', unit: 'ms' },
   { key: 'openFds', label: 'open file descriptors', unit: '' },
@@ -110,7 +115,9 @@ export interface SoakResult {
   /** Samples before this are the warm-up, left out of the fits. */
   warmupMs: number;
   samples: Sample[];
+  /** The fit of every sample after the warm-up, and of the lowest sample of each minute. */
   trends: Record<string, Trend>;
+  floorTrends: Record<string, Trend>;
   publishes: { atMs: number; servedAfterMs: number }[];
   requests: { total: number; ok: number; withErrors: number; noAnswer: number; byOperation: Record<string, number> };
   /** The router's subgraph calls over the run, by outcome, and what its resilience layer did about the failures: the faults reached it. */
@@ -258,6 +265,7 @@ async function soakRun(setup: SoakSetup): Promise<SoakResult> {
         atMs: elapsed(),
         rssMb: sumOfMetric(text, 'switchyard_process_resident_memory_bytes') / 2 ** 20,
         heapUsedMb: sumOfMetric(text, 'switchyard_nodejs_heap_size_used_bytes') / 2 ** 20,
+        sectionCacheMb: sumOfMetric(text, 'switchyard_cache_bytes') / 2 ** 20,
         // prom-client resets its event-loop histogram at each scrape: these are the last 5 s.
         eventLoopP99Ms: sumOfMetric(text, 'switchyard_nodejs_eventloop_lag_p99_seconds') * 1000,
         eventLoopMeanMs: sumOfMetric(text, 'switchyard_nodejs_eventloop_lag_mean_seconds') * 1000,
@@ -298,31 +306,38 @@ async function soakRun(setup: SoakSetup): Promise<SoakResult> {
     staleSections: sumOfMetric(final, 'switchyard_subgraph_stale_total'),
   };
   const fitted = samples.filter((sample) => sample.atMs >= setup.warmupMs);
-  const trends = Object.fromEntries(SERIES.map((series) => [series.key, trendOf(fitted.map((sample) => ({ t: sample.atMs, y: sample[series.key] as number })))]));
-  return { minutes: setup.minutes, ratePerSecond: RATE_PER_SECOND, warmupMs: setup.warmupMs, samples, trends, publishes, requests: totals, subgraphCalls, resilience };
+  const pointsOf = (key: keyof Sample) => fitted.map((sample) => ({ t: sample.atMs, y: sample[key] as number }));
+  const trends = Object.fromEntries(SERIES.map((series) => [series.key, trendOf(pointsOf(series.key))]));
+  const floorTrends = Object.fromEntries(SERIES.map((series) => [series.key, trendOf(floorsOf(pointsOf(series.key), FLOOR_WINDOW_MS))]));
+  return { minutes: setup.minutes, ratePerSecond: RATE_PER_SECOND, warmupMs: setup.warmupMs, samples, trends, floorTrends, publishes, requests: totals, subgraphCalls, resilience };
 }
 
-function formatSoak(result: SoakResult): string {
+export function formatSoak(result: SoakResult): string {
   const f = (x: number, digits = 1) => (Number.isFinite(x) ? x.toFixed(digits) : '-');
-  const first = result.samples.find((sample) => sample.atMs >= result.warmupMs) ?? result.samples[0]!;
+  const fitted = result.samples.filter((sample) => sample.atMs >= result.warmupMs);
+  const first = fitted[0] ?? result.samples[0]!;
   const last = result.samples.at(-1)!;
   const { requests } = result;
+  const slope = (trend: Trend) => `${f(trend.slopePerHour, 1)} ± ${f(2 * trend.slopeErrorPerHour, 1)}`;
   const lines = [
     `soak: one router, ${result.minutes} min of mixed traffic at ${result.ratePerSecond} requests/s at most (${Object.entries(requests.byOperation).map(([op, n]) => `${op} ${n}`).join(', ')}), subgraph faults switching, ${result.publishes.length} publishes`,
     `  requests: ${requests.total}, ${requests.ok} whole answers, ${requests.withErrors} with errors (faults on: completeness reports the missing parts), ${requests.noAnswer} without an answer`,
     `  the router's subgraph calls: ${Object.entries(result.subgraphCalls).map(([outcome, n]) => `${outcome} ${n}`).join(', ')}; ${result.resilience.retries} retries, ${result.resilience.hedges} hedges, ${result.resilience.staleSections} stale parts served`,
     `  publishes served after ${result.publishes.map((p) => `${(p.servedAfterMs / 1000).toFixed(2)} s`).join(', ') || '-'}`,
-    `  ${result.samples.length} samples, one every ${SAMPLE_EVERY_MS / 1000} s; slopes fitted from ${f(result.warmupMs / 60_000)} min on (${first ? result.samples.filter((s) => s.atMs >= result.warmupMs).length : 0} samples), least squares, per hour; ± is two standard errors`,
+    `  ${result.samples.length} samples, one every ${SAMPLE_EVERY_MS / 1000} s; fitted from ${f(result.warmupMs / 60_000)} min on (${fitted.length} samples, least squares): every sample, and the lowest of each minute; slopes per hour, ± two standard errors`,
     '',
-    'resource                  after warm-up     last      min      max     slope per hour (± 2 SE)    drift over the fit   noise (sd)   verdict',
+    `${'resource'.padEnd(28)}${'after warm-up'.padStart(14)}${'last'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}   ${'every sample: slope/h'.padStart(24)}  ${'drift'.padStart(7)}  ${'noise'.padStart(6)}  verdict   ${'lowest per minute: slope/h'.padStart(27)}  verdict`,
     ...SERIES.map((series) => {
       const values = result.samples.map((sample) => sample[series.key] as number);
-      const trend = result.trends[series.key]!;
-      const unit = series.unit ? ` ${series.unit}` : '';
-      return `  ${`${series.label}${unit ? ` (${series.unit})` : ''}`.padEnd(24)} ${f(first[series.key] as number).padStart(13)} ${f(last[series.key] as number).padStart(8)} ${f(Math.min(...values)).padStart(8)} ${f(Math.max(...values)).padStart(8)}   ${`${f(trend.slopePerHour, 2)} ± ${f(2 * trend.slopeErrorPerHour, 2)}`.padStart(24)}   ${f(trend.driftOverWindow, 2).padStart(18)}   ${f(trend.noise, 2).padStart(10)}   ${trend.verdict}`;
+      const all = result.trends[series.key]!;
+      const floor = result.floorTrends[series.key]!;
+      const label = series.unit ? `${series.label} (${series.unit})` : series.label;
+      return `  ${label.padEnd(26)}${f(first[series.key] as number).padStart(14)}${f(last[series.key] as number).padStart(8)}${f(Math.min(...values)).padStart(8)}${f(Math.max(...values)).padStart(8)}   ${slope(all).padStart(24)}  ${f(all.driftOverWindow).padStart(7)}  ${f(all.noise).padStart(6)}  ${all.verdict.padEnd(8)}  ${slope(floor).padStart(27)}  ${floor.verdict}`;
     }),
     '',
-    '  verdict: flat = the slope is within two standard errors of zero, or adds up over the fit to less than the samples\' own scatter',
+    "  drift: the slope over the fitted window; noise: the samples' standard deviation around the line. Verdict: flat when the slope is within two standard",
+    "  errors of zero or adds up over the window to less than the noise; otherwise rising or falling. Read memory by its lowest per minute: the heap grows between",
+    '  garbage collections and drops at each, so a fit of every sample over a few cycles follows the sawtooth.',
   ];
   return lines.join('\n');
 }
