@@ -65,6 +65,9 @@ interface Sample {
   atMs: number;
   rssMb: number;
   heapUsedMb: number;
+  /** What V8 has reserved for the heap (`nodejs_heap_size_total_bytes`), and memory outside it held by JavaScript objects (buffers): with heap used, what RSS is made of. */
+  heapTotalMb: number;
+  externalMb: number;
   /** What the section cache holds in memory (`switchyard_cache_bytes`): heap that is meant to grow, up to SWITCHYARD_CACHE_MAX_BYTES (64 MiB). */
   sectionCacheMb: number;
   eventLoopP99Ms: number;
@@ -86,6 +89,8 @@ interface Sample {
 const SERIES: readonly { key: keyof Sample; label: string; unit: string }[] = [
   { key: 'rssMb', label: 'RSS', unit: 'MB' },
   { key: 'heapUsedMb', label: 'heap used', unit: 'MB' },
+  { key: 'heapTotalMb', label: 'heap reserved', unit: 'MB' },
+  { key: 'externalMb', label: 'external memory', unit: 'MB' },
   { key: 'sectionCacheMb', label: 'section cache', unit: 'MB' },
   { key: 'eventLoopP99Ms', label: 'event-loop delay p99', unit: 'ms' },
   { key: 'eventLoopMeanMs', label: 'event-loop delay mean', unit: 'ms' },
@@ -265,6 +270,8 @@ async function soakRun(setup: SoakSetup): Promise<SoakResult> {
         atMs: elapsed(),
         rssMb: sumOfMetric(text, 'switchyard_process_resident_memory_bytes') / 2 ** 20,
         heapUsedMb: sumOfMetric(text, 'switchyard_nodejs_heap_size_used_bytes') / 2 ** 20,
+        heapTotalMb: sumOfMetric(text, 'switchyard_nodejs_heap_size_total_bytes') / 2 ** 20,
+        externalMb: sumOfMetric(text, 'switchyard_nodejs_external_memory_bytes') / 2 ** 20,
         sectionCacheMb: sumOfMetric(text, 'switchyard_cache_bytes') / 2 ** 20,
         // prom-client resets its event-loop histogram at each scrape: these are the last 5 s.
         eventLoopP99Ms: sumOfMetric(text, 'switchyard_nodejs_eventloop_lag_p99_seconds') * 1000,

@@ -448,17 +448,19 @@ async function redisOutage(fleet: Fleet, options: FleetDrillOptions, mark: Mark)
   return { downMs: upAt - downAt, fallbacksDuringOutage, rateLimitsSharedAfterMs, sharedBudgetRefusals, cacheSharedAfterMs, purgeChecks, staleAnswers };
 }
 
-/** 8 requests of the spender (about 11 points each, burst 40, 1 point/s), alternating routers: with one budget in Redis, both refuse some. */
+/**
+ * 8 requests of the spender (about 11 points each, burst 40, 1 point/s), alternating routers. With one
+ * budget in Redis the fifth request and most after it are refused, on both routers; with a bucket per
+ * router each would admit its four (40 → 29 → 18 → 7 → -4: admitted while above zero) and refuse none.
+ */
 async function spendSharedBudget(fleet: Fleet): Promise<[number, number]> {
   const operation = spenderOperation(fleet.runId);
   const refusals: [number, number] = [0, 0];
-  const before = await fallbacks(fleet.routers);
   for (let i = 0; i < 8; i++) {
     const router = i % 2;
     const seen = await fleet.balancer.ask(router, { label: 'spender', body: json(`query ${operation} { products(first: 10) { id } }`) });
     if (seen.status === 429) refusals[router] += 1;
   }
-  if ((await fallbacks(fleet.routers)) !== before) throw new Error('the shared-budget probe fell back to a router’s own bucket: Redis is not answering every draw');
   return refusals;
 }
 
