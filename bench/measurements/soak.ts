@@ -120,9 +120,10 @@ export interface SoakResult {
   /** Samples before this are the warm-up, left out of the fits. */
   warmupMs: number;
   samples: Sample[];
-  /** The fit of every sample after the warm-up, and of the lowest sample of each minute. */
+  /** Fits after the warm-up: of every sample; of the lowest sample of each minute; of every sample with a level of its own per fault. */
   trends: Record<string, Trend>;
   floorTrends: Record<string, Trend>;
+  faultTrends: Record<string, Trend>;
   publishes: { atMs: number; servedAfterMs: number }[];
   requests: { total: number; ok: number; withErrors: number; noAnswer: number; byOperation: Record<string, number> };
   /** The router's subgraph calls over the run, by outcome, and what its resilience layer did about the failures: the faults reached it. */
@@ -314,9 +315,21 @@ async function soakRun(setup: SoakSetup): Promise<SoakResult> {
   };
   const fitted = samples.filter((sample) => sample.atMs >= setup.warmupMs);
   const pointsOf = (key: keyof Sample) => fitted.map((sample) => ({ t: sample.atMs, y: sample[key] as number }));
-  const trends = Object.fromEntries(SERIES.map((series) => [series.key, trendOf(pointsOf(series.key))]));
-  const floorTrends = Object.fromEntries(SERIES.map((series) => [series.key, trendOf(floorsOf(pointsOf(series.key), FLOOR_WINDOW_MS))]));
-  return { minutes: setup.minutes, ratePerSecond: RATE_PER_SECOND, warmupMs: setup.warmupMs, samples, trends, floorTrends, publishes, requests: totals, subgraphCalls, resilience };
+  const byFault = (key: keyof Sample) => fitted.map((sample) => ({ t: sample.atMs, y: sample[key] as number, group: sample.fault }));
+  const fits = (fit: (key: keyof Sample) => Trend) => Object.fromEntries(SERIES.map((series) => [series.key, fit(series.key)]));
+  return {
+    minutes: setup.minutes,
+    ratePerSecond: RATE_PER_SECOND,
+    warmupMs: setup.warmupMs,
+    samples,
+    trends: fits((key) => trendOf(pointsOf(key))),
+    floorTrends: fits((key) => trendOf(floorsOf(pointsOf(key), FLOOR_WINDOW_MS))),
+    faultTrends: fits((key) => trendOf(byFault(key))),
+    publishes,
+    requests: totals,
+    subgraphCalls,
+    resilience,
+  };
 }
 
 export function formatSoak(result: SoakResult): string {
@@ -325,26 +338,30 @@ export function formatSoak(result: SoakResult): string {
   const first = fitted[0] ?? result.samples[0]!;
   const last = result.samples.at(-1)!;
   const { requests } = result;
-  const slope = (trend: Trend) => `${f(trend.slopePerHour, 1)} ± ${f(2 * trend.slopeErrorPerHour, 1)}`;
+  const fit = (trend: Trend) => `${`${f(trend.slopePerHour)} ± ${f(2 * trend.slopeErrorPerHour)}`.padStart(20)} ${trend.verdict.padEnd(7)}`;
+  const labelOf = (series: (typeof SERIES)[number]) => (series.unit ? `${series.label} (${series.unit})` : series.label);
   const lines = [
     `soak: one router, ${result.minutes} min of mixed traffic at ${result.ratePerSecond} requests/s at most (${Object.entries(requests.byOperation).map(([op, n]) => `${op} ${n}`).join(', ')}), subgraph faults switching, ${result.publishes.length} publishes`,
     `  requests: ${requests.total}, ${requests.ok} whole answers, ${requests.withErrors} with errors (faults on: completeness reports the missing parts), ${requests.noAnswer} without an answer`,
     `  the router's subgraph calls: ${Object.entries(result.subgraphCalls).map(([outcome, n]) => `${outcome} ${n}`).join(', ')}; ${result.resilience.retries} retries, ${result.resilience.hedges} hedges, ${result.resilience.staleSections} stale parts served`,
     `  publishes served after ${result.publishes.map((p) => `${(p.servedAfterMs / 1000).toFixed(2)} s`).join(', ') || '-'}`,
-    `  ${result.samples.length} samples, one every ${SAMPLE_EVERY_MS / 1000} s; fitted from ${f(result.warmupMs / 60_000)} min on (${fitted.length} samples, least squares): every sample, and the lowest of each minute; slopes per hour, ± two standard errors`,
+    `  ${result.samples.length} samples, one every ${SAMPLE_EVERY_MS / 1000} s; fitted from ${f(result.warmupMs / 60_000)} min on (${fitted.length} samples)`,
     '',
-    `${'resource'.padEnd(28)}${'after warm-up'.padStart(14)}${'last'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}   ${'every sample: slope/h'.padStart(24)}  ${'drift'.padStart(7)}  ${'noise'.padStart(6)}  verdict   ${'lowest per minute: slope/h'.padStart(27)}  verdict`,
+    `  ${'resource'.padEnd(26)}${'after warm-up'.padStart(14)}${'last'.padStart(8)}${'min'.padStart(8)}${'max'.padStart(8)}${'noise'.padStart(8)}${'drift'.padStart(8)}`,
     ...SERIES.map((series) => {
       const values = result.samples.map((sample) => sample[series.key] as number);
       const all = result.trends[series.key]!;
-      const floor = result.floorTrends[series.key]!;
-      const label = series.unit ? `${series.label} (${series.unit})` : series.label;
-      return `  ${label.padEnd(26)}${f(first[series.key] as number).padStart(14)}${f(last[series.key] as number).padStart(8)}${f(Math.min(...values)).padStart(8)}${f(Math.max(...values)).padStart(8)}   ${slope(all).padStart(24)}  ${f(all.driftOverWindow).padStart(7)}  ${f(all.noise).padStart(6)}  ${all.verdict.padEnd(8)}  ${slope(floor).padStart(27)}  ${floor.verdict}`;
+      return `  ${labelOf(series).padEnd(26)}${f(first[series.key] as number).padStart(14)}${f(last[series.key] as number).padStart(8)}${f(Math.min(...values)).padStart(8)}${f(Math.max(...values)).padStart(8)}${f(all.noise).padStart(8)}${f(all.driftOverWindow).padStart(8)}`;
     }),
     '',
-    "  drift: the slope over the fitted window; noise: the samples' standard deviation around the line. Verdict: flat when the slope is within two standard",
-    "  errors of zero or adds up over the window to less than the noise; otherwise rising or falling. Read memory by its lowest per minute: the heap grows between",
-    '  garbage collections and drops at each, so a fit of every sample over a few cycles follows the sawtooth.',
+    `  ${'slope per hour ± 2 SE'.padEnd(26)}${'every sample'.padStart(28)}${'lowest of each minute'.padStart(29)}${'a level per fault'.padStart(29)}`,
+    ...SERIES.map((series) => `  ${labelOf(series).padEnd(26)}${fit(result.trends[series.key]!).padStart(29)}${fit(result.floorTrends[series.key]!).padStart(29)}${fit(result.faultTrends[series.key]!).padStart(29)}`),
+    '',
+    "  noise: the samples' standard deviation around the fitted line; drift: what the slope of every sample adds up to over the fitted window.",
+    '  Verdict: flat when the slope is within two standard errors of zero or adds up over the window to less than the noise; else rising or falling.',
+    '  Three fits: every sample; the lowest sample of each minute (memory: the heap grows between garbage collections and drops at each, the floor is what',
+    '  is retained); every sample with a level of its own per fault (sockets, handles and connections follow the fault switched on: a hanging subgraph holds',
+    '  connections; that fit compares the same fault early and late).',
   ];
   return lines.join('\n');
 }
