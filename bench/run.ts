@@ -98,7 +98,7 @@ async function main(options: BenchOptions): Promise<number> {
     command: `node dist/bench/run.js ${process.argv.slice(2).join(' ')}`.trim(),
     machine,
     pinned,
-    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, identical: options.identical, control: options.control, replicas: options.replicas, cpuProf: options.cpuProf, before: options.before },
+    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, identical: options.identical, control: options.control, replicas: options.replicas, cpuProf: options.cpuProf, before: options.before, soakMinutes: options.soakMinutes },
     ...(before ? { before: { ref: before.ref, sha: before.sha, root: before.root } } : {}),
     scenarios: [],
     failures: [],

@@ -22,6 +22,8 @@ export interface BenchOptions {
   cpuProf: boolean;
   /** A git revision (commit, tag, `HEAD~3`): every variant of Switchyard as shipped is also measured from that commit's build (`<name>-before`). */
   before: string | undefined;
+  /** Minutes of traffic of the soak (`--scenario soak`). Default 30. */
+  soakMinutes: number;
   list: boolean;
   help: boolean;
 }
@@ -50,6 +52,7 @@ export const USAGE = `Usage: npm run bench -- [options]
                      Switchyard as shipped (switchyard in the peers scenarios, resilience-on) get a twin
                      <name>-before right after them, built from REF into bench/results/before/<sha>/ (kept
                      for the next run; overlaps the first scenarios); the ratio of the two is the before/after
+  --soak-minutes M   how long the soak runs its traffic (--scenario soak), in minutes (default 30)
   --list             list the scenarios and exit
   --help             this text`;
 
@@ -82,6 +85,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         identical: { type: 'boolean', default: false },
         control: { type: 'boolean', default: false },
         replicas: { type: 'string' },
+        'soak-minutes': { type: 'string' },
         list: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -114,6 +118,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     replicas: number('replicas', values.replicas, 1, 1, true),
     cpuProf: values['cpu-prof'],
     before: values.before,
+    soakMinutes: number('soak-minutes', values['soak-minutes'], 30, 0.5, false),
     list: values.list,
     help: values.help,
   };

@@ -24,6 +24,8 @@ export interface ProcessSpec {
   /** How long to wait for the ready line, in ms. Default 30000. */
   readyTimeoutMs?: number;
   cwd?: string;
+  /** Everything the process prints (stdout and stderr, as it comes), e.g. to keep a router's log in a file. Default: only the ready line and a tail of stderr are read. */
+  onOutput?: (chunk: string) => void;
 }
 
 export interface ChildHandle {
@@ -156,6 +158,10 @@ export class ProcessSupervisor {
     this.#children.set(child, exited);
     void exited.then(() => this.#children.delete(child));
 
+    if (spec.onOutput) {
+      child.stdout!.on('data', (chunk: Buffer | string) => spec.onOutput!(String(chunk)));
+      child.stderr!.on('data', (chunk: Buffer | string) => spec.onOutput!(String(chunk)));
+    }
     const stderrTail: string[] = [];
     child.stderr!.setEncoding('utf8').on('data', function keepStderrTail(chunk: string) {
       stderrTail.push(...chunk.split('\n').filter(Boolean));

@@ -17,7 +17,7 @@ export interface MeasurementContext {
   supervisor: ProcessSupervisor;
   cores: CoreLayout;
   numbers: RequestNumbers;
-  /** The run's flags: a measurement that times windows and rounds reads --connections, --duration, --warmup, --prime, --rounds here. */
+  /** The run's flags: a measurement that times windows and rounds reads --connections, --duration, --warmup, --prime, --rounds here (the soak its --soak-minutes). */
   options: BenchOptions;
   log: (line: string) => void;
 }

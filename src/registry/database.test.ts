@@ -1,6 +1,6 @@
-// Unit tests of the database layer: parameters inlined for the embedded server, and concurrent queries staying apart.
+// Unit tests of the database layer: parameters inlined for the embedded server, concurrent queries staying apart, a restart of PostgreSQL during a transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestStore, type TestStore } from '../../test/helpers/database.js';
+import { createTestStore, TEST_DATABASE_URL, type TestStore } from '../../test/helpers/database.js';
 import { inlineParameters, type Database } from './database.js';
 
 describe('inlineParameters', () => {
@@ -49,4 +49,41 @@ describe('concurrent parameterised queries', () => {
     );
     expect(mismatches).toEqual([]);
   }, 30_000);
+});
+
+// pg_terminate_backend is what a PostgreSQL restart does to every connection; the embedded database has no backends to end.
+describe.runIf(TEST_DATABASE_URL)('a transaction whose connection PostgreSQL ends', () => {
+  let store: TestStore;
+  let db: Database;
+  let admin: Database;
+  beforeAll(async () => {
+    store = await createTestStore();
+    db = await store.open();
+    admin = await store.open();
+  });
+  afterAll(async () => {
+    await db?.close();
+    await admin?.close();
+    await store?.destroy();
+  });
+
+  it('fails, without ending the process, and the pool goes on with a new connection', async () => {
+    const uncaught: unknown[] = [];
+    const onUncaught = (error: unknown) => uncaught.push(error);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      // Ended between two statements: the FATAL 57P01 arrives while no statement is in flight.
+      const outcome = db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ pid: number }>('select pg_backend_pid() as pid');
+        await admin.query('select pg_terminate_backend($1)', [rows[0].pid]);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx.query('select 1');
+      });
+      await expect(outcome).rejects.toThrow();
+      expect(uncaught).toEqual([]);
+      expect((await db.query<{ ok: number }>('select 1 as ok')).rows).toEqual([{ ok: 1 }]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  });
 });

@@ -81,6 +81,16 @@ export async function openPoolDatabase(options: PoolDatabaseOptions): Promise<Da
     query: queryFor(pool, options.kind),
     async transaction(fn) {
       const client = await pool.connect();
+      // While checked out, a client has no error listener of the pool's. When its connection ends
+      // between two statements (a PostgreSQL restart ends every backend with FATAL 57P01) or right
+      // after the statement that read the error, `pg` emits 'error' on it: with no listener, that
+      // ends the process. Kept here instead: the statement in flight or the next one fails anyway,
+      // and the client is released as broken, so the pool drops it.
+      let broken: Error | undefined;
+      const onConnectionError = (error: Error) => {
+        broken ??= error;
+      };
+      client.on('error', onConnectionError);
       try {
         await client.query('begin');
         const result = await fn({ query: queryFor(client, options.kind) });
@@ -90,7 +100,8 @@ export async function openPoolDatabase(options: PoolDatabaseOptions): Promise<Da
         await client.query('rollback').catch(() => {});
         throw error;
       } finally {
-        client.release();
+        client.off('error', onConnectionError);
+        client.release(broken);
       }
     },
     async listen(channel, onNotify, onError) {
