@@ -129,6 +129,8 @@ export interface SoakResult {
   /** The router's subgraph calls over the run, by outcome, and what its resilience layer did about the failures: the faults reached it. */
   subgraphCalls: Record<string, number>;
   resilience: { retries: number; hedges: number; staleSections: number };
+  /** The router idle, before the load and IDLE_AFTER_MS after it. */
+  idle: { before: Resources; after: Resources };
 }
 
 export const soak: Measurement = {
@@ -209,9 +211,41 @@ interface SoakSetup {
   minutes: number;
 }
 
+type Resources = Omit<Sample, 'atMs' | 'requests' | 'withErrors' | 'noAnswer' | 'fault'>;
+
+/** One reading of everything the router holds. */
+async function readResources(setup: Pick<SoakSetup, 'router' | 'pid' | 'redis' | 'database'>): Promise<Resources> {
+  const name = setup.database.name;
+  const text = await setup.router.metricsText();
+  const connections = await setup.database.connectionsByApplication();
+  const clients = String(await setup.redis.client('LIST'));
+  return {
+    rssMb: sumOfMetric(text, 'switchyard_process_resident_memory_bytes') / 2 ** 20,
+    heapUsedMb: sumOfMetric(text, 'switchyard_nodejs_heap_size_used_bytes') / 2 ** 20,
+    heapTotalMb: sumOfMetric(text, 'switchyard_nodejs_heap_size_total_bytes') / 2 ** 20,
+    externalMb: sumOfMetric(text, 'switchyard_nodejs_external_memory_bytes') / 2 ** 20,
+    sectionCacheMb: sumOfMetric(text, 'switchyard_cache_bytes') / 2 ** 20,
+    // prom-client resets its event-loop histogram at each scrape: these cover the time since the last one.
+    eventLoopP99Ms: sumOfMetric(text, 'switchyard_nodejs_eventloop_lag_p99_seconds') * 1000,
+    eventLoopMeanMs: sumOfMetric(text, 'switchyard_nodejs_eventloop_lag_mean_seconds') * 1000,
+    openFds: sumOfMetric(text, 'switchyard_process_open_fds'),
+    sockets: socketsOf(setup.pid),
+    activeHandles: sumOfMetric(text, 'switchyard_nodejs_active_handles_total'),
+    databaseConnections: connections.get(name) ?? 0,
+    redisConnections: clients.split('\n').filter((line) => line.includes(` name=${name} `)).length,
+  };
+}
+
+/**
+ * After the load, long enough for every idle connection the load left to close: the subgraph pool's
+ * keep-alive (30 s, start-router.ts) and the demo subgraphs' own (5 s). What is still open then, compared
+ * with the same reading before the load, is what the run kept.
+ */
+const IDLE_AFTER_MS = 35_000;
+
 /** The traffic, the fault wheel, the publishes and the sampler, side by side until the time is up. */
 async function soakRun(setup: SoakSetup): Promise<SoakResult> {
-  const { context, router, pid, redis, database, subgraphs, db, durationMs } = setup;
+  const { context, router, database, subgraphs, db, durationMs } = setup;
   const name = database.name;
   const window = { requests: 0, withErrors: 0, noAnswer: 0 };
   const totals = { total: 0, ok: 0, withErrors: 0, noAnswer: 0, byOperation: {} as Record<string, number> };
@@ -229,6 +263,7 @@ async function soakRun(setup: SoakSetup): Promise<SoakResult> {
       totals.withErrors += 1;
     }
   }
+  const idleBefore = await readResources(setup);
   const origin = performance.now();
   const elapsed = () => performance.now() - origin;
   const load = startPacedLoad({ connections: CONNECTIONS, ratePerSecond: RATE_PER_SECOND, request: mixedRequest, send: (request) => balancer.send(request) });
@@ -264,27 +299,7 @@ async function soakRun(setup: SoakSetup): Promise<SoakResult> {
 
   async function sampleEvery(): Promise<void> {
     for (let next = origin; ; ) {
-      const text = await router.metricsText();
-      const connections = await database.connectionsByApplication();
-      const clients = String(await redis.client('LIST'));
-      samples.push({
-        atMs: elapsed(),
-        rssMb: sumOfMetric(text, 'switchyard_process_resident_memory_bytes') / 2 ** 20,
-        heapUsedMb: sumOfMetric(text, 'switchyard_nodejs_heap_size_used_bytes') / 2 ** 20,
-        heapTotalMb: sumOfMetric(text, 'switchyard_nodejs_heap_size_total_bytes') / 2 ** 20,
-        externalMb: sumOfMetric(text, 'switchyard_nodejs_external_memory_bytes') / 2 ** 20,
-        sectionCacheMb: sumOfMetric(text, 'switchyard_cache_bytes') / 2 ** 20,
-        // prom-client resets its event-loop histogram at each scrape: these are the last 5 s.
-        eventLoopP99Ms: sumOfMetric(text, 'switchyard_nodejs_eventloop_lag_p99_seconds') * 1000,
-        eventLoopMeanMs: sumOfMetric(text, 'switchyard_nodejs_eventloop_lag_mean_seconds') * 1000,
-        openFds: sumOfMetric(text, 'switchyard_process_open_fds'),
-        sockets: socketsOf(pid),
-        activeHandles: sumOfMetric(text, 'switchyard_nodejs_active_handles_total'),
-        databaseConnections: connections.get(name) ?? 0,
-        redisConnections: clients.split('\n').filter((line) => line.includes(` name=${name} `)).length,
-        ...window,
-        fault,
-      });
+      samples.push({ atMs: elapsed(), ...(await readResources(setup)), ...window, fault });
       Object.assign(window, { requests: 0, withErrors: 0, noAnswer: 0 });
       const last = samples.at(-1)!;
       if (samples.length % 12 === 1) context.log(`  ${(last.atMs / 60_000).toFixed(1).padStart(5)} min  RSS ${last.rssMb.toFixed(0)} MB, heap ${last.heapUsedMb.toFixed(0)} MB, loop p99 ${last.eventLoopP99Ms.toFixed(0)} ms, sockets ${last.sockets}, db ${last.databaseConnections}, redis ${last.redisConnections}, ${last.requests} requests in the last ${SAMPLE_EVERY_MS / 1000} s`);
@@ -302,6 +317,9 @@ async function soakRun(setup: SoakSetup): Promise<SoakResult> {
     await Promise.all(subgraphs.map((subgraph) => subgraph.setFaults(HEALTHY).catch(() => undefined)));
   }
   router.assertRunning();
+  context.log(`  load stopped; reading the router again once idle, in ${IDLE_AFTER_MS / 1000} s`);
+  await delay(IDLE_AFTER_MS);
+  const idleAfter = await readResources(setup);
   const final = await router.metricsText();
   const subgraphCalls: Record<string, number> = {};
   for (const line of final.split('\n')) {
@@ -329,6 +347,7 @@ async function soakRun(setup: SoakSetup): Promise<SoakResult> {
     requests: totals,
     subgraphCalls,
     resilience,
+    idle: { before: idleBefore, after: idleAfter },
   };
 }
 
@@ -353,6 +372,7 @@ export function formatSoak(result: SoakResult): string {
       const all = result.trends[series.key]!;
       return `  ${labelOf(series).padEnd(26)}${f(first[series.key] as number).padStart(14)}${f(last[series.key] as number).padStart(8)}${f(Math.min(...values)).padStart(8)}${f(Math.max(...values)).padStart(8)}${f(all.noise).padStart(8)}${f(all.driftOverWindow).padStart(8)}`;
     }),
+    `  idle before the load, and ${IDLE_AFTER_MS / 1000} s after it: ${(['sockets', 'openFds', 'activeHandles', 'databaseConnections', 'redisConnections'] as const).map((key) => `${SERIES.find((series) => series.key === key)!.label} ${result.idle.before[key]} → ${result.idle.after[key]}`).join(', ')}; heap used ${f(result.idle.before.heapUsedMb)} → ${f(result.idle.after.heapUsedMb)} MB, RSS ${f(result.idle.before.rssMb)} → ${f(result.idle.after.rssMb)} MB`,
     '',
     `  ${'slope per hour ± 2 SE'.padEnd(26)}${'every sample'.padStart(28)}${'lowest of each minute'.padStart(29)}${'a level per fault'.padStart(29)}`,
     ...SERIES.map((series) => `  ${labelOf(series).padEnd(26)}${fit(result.trends[series.key]!).padStart(29)}${fit(result.floorTrends[series.key]!).padStart(29)}${fit(result.faultTrends[series.key]!).padStart(29)}`),
