@@ -37,6 +37,8 @@ import type { Authenticator } from './security/authentication/authenticate.js';
 import type { Authorizer } from './security/authorization.js';
 import type { KeyRing } from './security/signing-keys.js';
 import { requestStateOf } from './request/request-state.js';
+import { useSubscriptions } from './plugins/use-subscriptions.js';
+import type { OpenSubscriptions } from './subscriptions/open-subscriptions.js';
 
 export interface RouterDeps {
   config: Config;
@@ -68,6 +70,8 @@ export interface RouterDeps {
   isReady?: () => Promise<boolean>;
   /** What GraphiQL opens on (the demo's product page); unset, GraphiQL's welcome text. */
   graphiqlDocument?: OpeningDocument;
+  /** The subscriptions open on this router (docs/subscriptions.md); absent: `subscription` operations are refused. */
+  subscriptions?: OpenSubscriptions;
 }
 
 export type Router = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
@@ -141,6 +145,8 @@ export function createRouter(deps: RouterDeps): Router {
   if (deps.operations) plugins.push(useOperationRegistry({ recorder: deps.operations }));
   // Last: it reads the authorization decision, and replaces only the execute function the others wrap.
   if (config.queryPlans) plugins.push(useQueryPlans({ metrics, logger }));
+  // Subscriptions, after every check above has run at subscribe: planned, admitted under the live limits, streamed.
+  if (deps.subscriptions) plugins.push(useSubscriptions({ subscriptions: deps.subscriptions, heartbeatMs: config.subscriptionHeartbeatMs }));
   return createYoga({
     // The graph useRequestState pinned at the request's start: the request keeps this schema.
     schema: function currentSchema(context) {

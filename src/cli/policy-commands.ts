@@ -11,7 +11,7 @@ function limit(name: string, min: number) {
 }
 
 function formatLimits(limits: PolicyLimits): string {
-  const parts = (['costLimit', 'maxConcurrency', 'queueLength', 'maxWaitMs', 'deadlineMs', 'deferDeadlineMs', 'costRatePerSecond', 'costBurst'] as const)
+  const parts = (['costLimit', 'maxConcurrency', 'queueLength', 'maxWaitMs', 'deadlineMs', 'deferDeadlineMs', 'costRatePerSecond', 'costBurst', 'maxSubscriptions', 'maxSubscriptionsPerPrincipal'] as const)
     .filter((key) => limits[key] !== undefined)
     .map((key) => `${key}=${limits[key]}`);
   return parts.length ? parts.join(' ') : '(no limits)';
@@ -40,6 +40,8 @@ export function addPolicyCommands(program: Command, kit: StoreCommandKit): Comma
     .addOption(new Option('--defer-deadline-ms <ms>', 'budget of a query\'s deferred parts (@defer)').argParser(limit('defer deadline', 1)))
     .addOption(new Option('--cost-rate-per-second <n>', 'cost points a client may spend per second').argParser(limit('cost rate', 1)))
     .addOption(new Option('--cost-burst <n>', 'cost points a client may spend at once (default 10 × the rate)').argParser(limit('cost burst', 1)))
+    .addOption(new Option('--max-subscriptions <n>', 'open subscriptions of the operation per router instance').argParser(limit('max subscriptions', 1)))
+    .addOption(new Option('--max-subscriptions-per-principal <n>', 'open subscriptions of the operation per caller, per router instance').argParser(limit('max subscriptions per principal', 1)))
     .addOption(databaseOption())
     .addOption(dataDirOption())
     .action(async (operation: string, options: { [K in keyof PolicyLimits]?: number | null } & { databaseUrl?: string; dataDir?: string }) => {

@@ -15,6 +15,9 @@ import { createFileGraphSource, createRegistryGraphSource } from '../gateway/gra
 import type { SubgraphEndpoint } from '../gateway/gateway-schema.js';
 import { GraphHolder } from '../gateway/served-graph.js';
 import { createRouter, type Router } from '../router.js';
+import { UpstreamHub } from '../subscriptions/upstream-hub.js';
+import { OpenSubscriptions } from '../subscriptions/open-subscriptions.js';
+import { serveWebSockets, type RunningWebSockets } from '../subscriptions/websocket-server.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
 import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
 import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
@@ -64,6 +67,10 @@ export interface RunningRouter {
   readonly router: Router;
   /** The metadata store, unless serving a supergraph file. */
   readonly database: Database | undefined;
+  /** Client subscriptions open on this router, and the upstream subscriptions and WebSockets that carry them (tests, ops). */
+  readonly subscriptions: OpenSubscriptions;
+  readonly upstreams: UpstreamHub;
+  readonly websockets: RunningWebSockets;
   /**
    * Stops accepting, lets requests in flight finish, then releases the feed, writers, pools and database,
    * in the reverse of the order they were opened. A release that fails is logged and the rest still run.
@@ -146,6 +153,32 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     await fileSource.start();
   }
 
+  const authorizer = new Authorizer({ book: permissions, defaultPolicy: config.authorizationDefault });
+  // Subscriptions (docs/subscriptions.md): upstream shares per subgraph, client streams, limits and ends.
+  const hub = new UpstreamHub({
+    tokens: sourceDeps.tokens,
+    onUpstreams: (subgraph, delta) => metrics.subscriptionUpstreams.inc({ subgraph }, delta),
+    onConnections: (subgraph, delta) => metrics.subscriptionUpstreamConnections.inc({ subgraph }, delta),
+    onEventIn: (subgraph) => metrics.subscriptionEventsIn.inc({ subgraph }),
+    onReconnect: (subgraph) => metrics.subscriptionUpstreamReconnects.inc({ subgraph }),
+  });
+  const subscriptions = new OpenSubscriptions({
+    hub,
+    graph,
+    authorizer,
+    permissions,
+    policies,
+    maxSubscriptions: config.maxSubscriptions,
+    perUserTokens: config.subgraphTokens,
+    defaultDeadlineMs: config.defaultDeadlineMs,
+    metrics,
+    logger,
+    tracer: tracing?.tracer,
+  });
+  resources.push(() => {
+    subscriptions.close();
+    hub.close();
+  }, 'subscriptions could not be closed');
   const router = createRouter({
     config,
     graph,
@@ -156,7 +189,8 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     rateLimitBuckets,
     keyRing,
     authenticator: config.authMode !== 'off' ? createRouterAuthenticator(config, keyRing) : undefined,
-    authorizer: new Authorizer({ book: permissions, defaultPolicy: config.authorizationDefault }),
+    authorizer,
+    subscriptions,
     audit: store?.audit,
     operations: store?.operations,
     topOperations: database ? topOperationsOf(database) : undefined,
@@ -166,11 +200,31 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     graphiqlDocument: options.graphiqlDocument,
   });
   const server = serveDraining(router, config, resources);
+  const websockets = serveWebSockets(server, router, { heartbeatMs: config.subscriptionHeartbeatMs, maxPayloadBytes: config.maxBodyBytes, logger });
+  // Before the drain (pushed last, so run first): streams are answers in flight the drain would wait for.
+  resources.push(() => endSubscriptions(subscriptions, websockets), 'subscriptions could not be ended');
   const address = await listen(server, config.port, config.host);
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
   logger.info({ url, source: config.supergraphFile ?? 'registry' }, 'router listening');
-  return { url, port: address.port, graph, metrics, policies, permissions, keyRing, router, database, close: () => resources.close() };
+  return { url, port: address.port, graph, metrics, policies, permissions, keyRing, router, database, subscriptions, upstreams: hub, websockets, close: () => resources.close() };
+}
+
+/** Longest wait for streams to send their last events at shutdown, in ms. */
+const SUBSCRIPTION_FLUSH_MS = 2_000;
+
+/**
+ * Shutdown and `--workers` reloads: every subscription ends with SHUTTING_DOWN after the events
+ * already completed (SSE streams end without `complete`, so their clients reconnect), then every
+ * WebSocket closes with 1012 (service restart): clients reconnect, to another router.
+ */
+async function endSubscriptions(subscriptions: OpenSubscriptions, websockets: RunningWebSockets): Promise<void> {
+  const flushed = subscriptions.shutdown();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBSCRIPTION_FLUSH_MS)))]);
+  clearTimeout(timer);
+  websockets.closeAll(1012, 'service restart');
+  await websockets.close();
 }
 
 interface MetadataStore {
@@ -252,6 +306,7 @@ function graphSourceDeps(setup: GraphSourceSetup) {
   };
   return {
     holder: setup.graph,
+    tokens,
     executorFor,
     logger: setup.logger,
     metrics,

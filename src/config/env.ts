@@ -29,6 +29,8 @@ export const ENV_NAMES = {
   defaultDeadlineMs: 'SWITCHYARD_DEADLINE_MS',
   deferDeadlineMs: 'SWITCHYARD_DEFER_DEADLINE_MS',
   subgraphTimeoutMs: 'SWITCHYARD_SUBGRAPH_TIMEOUT_MS',
+  maxSubscriptions: 'SWITCHYARD_MAX_SUBSCRIPTIONS',
+  subscriptionHeartbeatMs: 'SWITCHYARD_SUBSCRIPTION_HEARTBEAT_MS',
   overrideLabels: 'SWITCHYARD_OVERRIDE_LABELS',
   authMode: 'SWITCHYARD_AUTH_MODE',
   jwksUrl: 'JWKS_URL',

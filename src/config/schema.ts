@@ -228,6 +228,14 @@ export const configSchema = z
     defaultDeadlineMs: positiveMs.default(2_000),
     /** Budget of a query's deferred parts (`@defer`) when no policy sets one, in ms: the request's deadline bounds the first payload, this the rest. Default 10000. */
     deferDeadlineMs: positiveMs.default(10_000),
+    /**
+     * Most subscriptions open on this router at once, whatever their operation (the ceiling over the
+     * policies' `maxSubscriptions`); over it a new subscription is refused with SUBSCRIPTION_LIMIT.
+     * Default 20000. Queries and mutations never count.
+     */
+    maxSubscriptions: z.coerce.number().int().min(0).default(20_000),
+    /** Heartbeat of client subscriptions, in ms: WebSocket pings (a client that misses two is closed), SSE comments, multipart `{}` parts. Default 12000 (5000 for multipart, as its protocol asks). */
+    subscriptionHeartbeatMs: positiveMs.default(12_000),
     /** Default timeout of one attempt to a subgraph, in ms, when its route metadata sets none (the deadline usually cuts sooner). Default 10000. */
     subgraphTimeoutMs: positiveMs.default(10_000),
     /** OTLP/HTTP collector base URL (`/v1/traces` is appended). Set: spans are exported; unset: tracing is off and costs nothing. */

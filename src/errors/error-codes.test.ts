@@ -37,6 +37,10 @@ const EXPECTED: Record<ErrorCode, [number, string, boolean]> = {
   PERSISTED_DOCUMENT_NOT_FOUND: [400, 'Persisted document not found', false],
   AMBIGUOUS_DOCUMENT: [400, 'Document named twice', false],
   PERSISTED_QUERY_HASH_MISMATCH: [400, 'Persisted-query hash does not match the query', false],
+  SUBSCRIPTION_LIMIT: [429, 'Too many open subscriptions', true],
+  TOKEN_EXPIRED: [401, 'Token expired', false],
+  SUBSCRIPTION_SCHEMA_RELOAD: [200, 'Subscription ended by a schema change', false],
+  SHUTTING_DOWN: [503, 'Router shutting down', true],
   STALE: [200, 'Stale section served', false],
 };
 

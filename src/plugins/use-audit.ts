@@ -1,6 +1,7 @@
 // One audit row per GraphQL request, recorded off the request path (the writer batches and never blocks).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
+import { alsoOnSubscribe } from './subscribe-hooks.js';
 import { BoundedMap } from '../cache/bounded-map.js';
 import type { AuditWriter } from '../registry/audit-writer.js';
 import { requestStateOf } from '../request/request-state.js';
@@ -41,7 +42,7 @@ export function useAudit(options: AuditOptions): Plugin {
     }
     return hash;
   }
-  return {
+  return alsoOnSubscribe({
     onRequest({ request, url, serverContext }) {
       if (url.pathname !== endpoint) return;
       const state = requestStateOf(serverContext);
@@ -100,5 +101,5 @@ export function useAudit(options: AuditOptions): Plugin {
       });
       });
     },
-  };
+  });
 }

@@ -1,5 +1,6 @@
 // Who may see what: rules from the permissions table and @authenticated / @requiresScopes, decided once per document and caller.
 import type { Plugin } from 'graphql-yoga';
+import { alsoOnSubscribe } from './subscribe-hooks.js';
 import { requestError } from '../errors/client-error.js';
 import { requestStateOf } from '../request/request-state.js';
 import { principalsOf, type Authorizer } from '../security/authorization.js';
@@ -22,7 +23,7 @@ export interface AuthorizationOptions {
  */
 export function useAuthorization(options: AuthorizationOptions): Plugin {
   const { authorizer, metrics } = options;
-  return {
+  return alsoOnSubscribe({
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
       const requirements = state.graph.supergraph.requirements;
@@ -45,5 +46,5 @@ export function useAuthorization(options: AuthorizationOptions): Plugin {
         state.decision = decision;
       }
     },
-  };
+  });
 }

@@ -1,6 +1,7 @@
 // Query cost: estimated once per document before any subgraph call, refused over the policy limit, measured after.
 import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { alsoOnSubscribe } from './subscribe-hooks.js';
 import { BoundedMap } from '../cache/bounded-map.js';
 import { requestError } from '../errors/client-error.js';
 import type { QueryPlan } from '../gateway/plan/plan-types.js';
@@ -90,11 +91,11 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
     return result;
   }
 
-  return {
+  return alsoOnSubscribe({
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
       const operation = state.operation;
-      if (!operation || operation.operation === 'subscription') return;
+      if (!operation) return;
       const served = state.graph;
       const name = state.operationName;
       const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
@@ -128,6 +129,7 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
           });
         }
       }
+      if (operation.operation === 'subscription') return;
       return {
         onExecuteDone({ result }) {
           if (!metrics || !('data' in result)) return;
@@ -138,5 +140,5 @@ export function useCostLimit(options: CostLimitOptions): Plugin {
         },
       };
     },
-  };
+  });
 }

@@ -1,5 +1,6 @@
 // One deadline per request: the operation's policy (or the default), lowered by the Switchyard-Deadline-Ms header.
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { alsoOnSubscribe } from './subscribe-hooks.js';
 import { requestError } from '../errors/client-error.js';
 import type { PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf } from '../request/request-state.js';
@@ -21,7 +22,7 @@ const DEADLINE_HEADER = 'switchyard-deadline-ms';
  * a positive integer is a 400 BAD_REQUEST.
  */
 export function useDeadline(options: DeadlineOptions): Plugin {
-  return {
+  return alsoOnSubscribe({
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
@@ -39,10 +40,12 @@ export function useDeadline(options: DeadlineOptions): Plugin {
         }
         deadlineMs = Math.min(deadlineMs, asked);
       }
-      state.startDeadline(deadlineMs);
+      // A subscription's deadline is each event's (its entity fetches), started per event: the stream has none.
+      if (state.operation?.operation === 'subscription') state.deadlineMs = deadlineMs;
+      else state.startDeadline(deadlineMs);
       // A deferred part's budget (decision 027): the request's deadline bounds only the first payload.
       state.deferDeadlineMs = policy.deferDeadlineMs ?? options.defaultDeferDeadlineMs ?? 10_000;
     },
-  };
+  });
 }
 

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import { print, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
+import { alsoOnSubscribe } from './subscribe-hooks.js';
 import type { OperationRecorder } from '../registry/operation-log.js';
 import { executingOperation } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
@@ -48,7 +49,7 @@ export function useOperationRegistry(options: OperationRegistryOptions): Plugin 
     }
     return known;
   }
-  return {
+  return alsoOnSubscribe({
     onExecute({ args }) {
       const operation = executingOperation(args.contextValue, args.document, args.operationName);
       if (!operation) return;
@@ -64,5 +65,5 @@ export function useOperationRegistry(options: OperationRegistryOptions): Plugin 
         clientVersion: header(request, 'graphql-client-version', 'apollographql-client-version'),
       });
     },
-  };
+  });
 }

@@ -17,7 +17,7 @@ import { useRequestState } from './use-request-state.js';
 function miniRouter(execute: PlanningExecutor['execute'], options: { planFor?: PlanningExecutor['planFor']; costLimit?: boolean } = {}) {
   const schema = createSchema({ typeDefs: 'type Query { hello: String }', resolvers: { Query: { hello: () => 'stitched' } } });
   const planFor = options.planFor ?? (() => ({ fetches: [], denied: [], variableDefaults: {} }));
-  const planner: PlanningExecutor = { planFor, whyUnplanned: () => undefined, warm: () => true, execute };
+  const planner: PlanningExecutor = { planFor, whyUnplanned: () => undefined, warm: () => true, execute, completeEvent: () => Promise.reject(new Error('no subscriptions here')) };
   const graph = new GraphHolder();
   graph.swap({ schema, supergraph: Supergraph.fromSdl('type Query { hello: String }'), subgraphs: [], routes: new Map(), source: 'test', planner });
   const metrics = createMetrics({ processMetrics: false });

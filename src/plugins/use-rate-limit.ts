@@ -1,5 +1,6 @@
 // A cost-based rate limit per client: a bucket of cost points refilled per second, from the operation's policy; in this process, or in Redis shared by every router.
 import type { Plugin } from 'graphql-yoga';
+import { alsoOnSubscribe } from './subscribe-hooks.js';
 import { requestError } from '../errors/client-error.js';
 import { DEFAULT_POLICY, type PolicyBook } from '../registry/policy-store.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
@@ -34,7 +35,7 @@ function clientKeyOf(context: Record<string, any>, state: RequestState = request
 export function useRateLimit(options: RateLimitOptions): Plugin {
   const { policies, metrics } = options;
   const buckets = options.buckets ?? memoryBuckets();
-  return {
+  return alsoOnSubscribe({
     onExecute({ args, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
       const name = state.operationName;
@@ -63,5 +64,5 @@ export function useRateLimit(options: RateLimitOptions): Plugin {
       if (draw instanceof Promise) return draw.then(refuseWhenEmpty);
       refuseWhenEmpty(draw);
     },
-  };
+  });
 }

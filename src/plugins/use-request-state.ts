@@ -1,10 +1,18 @@
 // Creates every GraphQL request's state on the graph served when it starts (503 SCHEMA_NOT_READY while there is none), and reads its operation once.
 import type { ServerResponse } from 'node:http';
+import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphHolder } from '../gateway/served-graph.js';
 import { analyseOperation } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
 import { errorResponse } from './http-error-response.js';
+
+/** 2. The operation that runs, for every plugin after this one (a subscription's too). */
+function readOperation({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null } }): void {
+  const state = requestStateOf(args.contextValue);
+  state.operation = analyseOperation(args.document, args.operationName).operation;
+  state.operationName = state.operation?.name?.value;
+}
 
 /**
  * 1. Before the body is parsed: no composed graph, 503 SCHEMA_NOT_READY; otherwise the request's
@@ -26,10 +34,7 @@ export function useRequestState(graph: GraphHolder): Plugin {
       const context = serverContext as { res?: ServerResponse };
       requestStateOf(context).start(served, request, context.res);
     },
-    onExecute({ args }) {
-      const state = requestStateOf(args.contextValue);
-      state.operation = analyseOperation(args.document, args.operationName).operation;
-      state.operationName = state.operation?.name?.value;
-    },
+    onExecute: readOperation,
+    onSubscribe: readOperation,
   };
 }

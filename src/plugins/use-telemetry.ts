@@ -4,6 +4,7 @@ import { SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opente
 import { setCurrentOtelContext, useOpenTelemetry } from '@envelop/opentelemetry';
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { alsoOnSubscribe } from './subscribe-hooks.js';
 import { executingOperation } from '../request/operation-analysis.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -49,7 +50,7 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
   const tracer = tracing?.tracer;
   const accessLog = logger.isLevelEnabled('info');
 
-  const identity: Plugin = {
+  const identity: Plugin = alsoOnSubscribe({
     onRequest({ request, url, serverContext }) {
       if (url.pathname !== endpoint) return;
       requestStateOf(serverContext).telemetry = startRequestTelemetry(request, url, tracer);
@@ -99,7 +100,7 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
         if (accessLog) logger.info(accessLine(request, status, state, telemetry, outcome), 'request');
       });
     },
-  };
+  });
 
   function phaseSpan(context: unknown, name: string): Span | undefined {
     const telemetry = requestStateOf(context).telemetry;

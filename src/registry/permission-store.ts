@@ -59,6 +59,13 @@ export class PermissionBook {
   #rules = new Map<string, ReadonlySet<string>>();
   #named = new Set<string>();
   #version = 0;
+  readonly #listeners = new Set<() => void>();
+
+  /** Told after every replace (open subscriptions check their decision again: a live revoke ends them). */
+  onReplace(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
 
   get version(): number {
     return this.#version;
@@ -76,6 +83,7 @@ export class PermissionBook {
     this.#rules = next;
     this.#named = named;
     this.#version++;
+    for (const listener of this.#listeners) listener();
   }
 
   /** Whether any rule names this principal: one no rule names cannot change a decision. */

@@ -14,6 +14,10 @@ export interface PolicyLimits {
   costRatePerSecond?: number;
   /** Cost points a client may spend at once (rate limit bucket). Default: 10 × the rate. */
   costBurst?: number;
+  /** Open subscriptions of the operation on one router (docs/subscriptions.md). Default: only the router's ceiling. */
+  maxSubscriptions?: number;
+  /** Open subscriptions of the operation per authenticated caller on one router. Default: none. */
+  maxSubscriptionsPerPrincipal?: number;
 }
 
 export interface PolicyRecord extends PolicyLimits {
@@ -39,6 +43,8 @@ const COLUMNS = {
   deferDeadlineMs: 'defer_deadline_ms',
   costRatePerSecond: 'cost_rate_per_second',
   costBurst: 'cost_burst',
+  maxSubscriptions: 'max_subscriptions',
+  maxSubscriptionsPerPrincipal: 'max_subscriptions_per_principal',
 } as const satisfies Record<keyof PolicyLimits, string>;
 
 const OPERATION = /^(\*|[_A-Za-z][_0-9A-Za-z]{0,127})$/;
@@ -78,6 +84,8 @@ interface PolicyRow {
   defer_deadline_ms: number | null;
   cost_rate_per_second: number | null;
   cost_burst: number | null;
+  max_subscriptions: number | null;
+  max_subscriptions_per_principal: number | null;
   updated_at: Date;
 }
 

@@ -81,6 +81,32 @@ export const routeSchema = z
       .partial()
       .strict()
       .optional(),
+    /**
+     * How the router subscribes to this subgraph (docs/subscriptions.md). Default: GraphQL over WebSocket
+     * (`graphql-transport-ws`) at the subgraph's URL.
+     */
+    subscriptions: z
+      .object({
+        /** `ws`: GraphQL over WebSocket; `sse`: GraphQL over SSE (distinct connections). Default `ws`. */
+        protocol: z.enum(['ws', 'sse']),
+        /** Path (or absolute http(s)/ws(s) URL) of the subscription endpoint. Default: the subgraph's URL. */
+        path: z.string().min(1),
+        /** Reconnection after the subgraph drops a connection: attempts with exponential back-off and jitter. */
+        reconnect: z
+          .object({
+            /** Attempts before the client gets SUBGRAPH_UNAVAILABLE. Default 5. */
+            attempts: z.number().int().min(0).max(100),
+            /** First wait, in ms, doubled each attempt. Default 250. */
+            initialDelayMs: ms,
+            /** Longest wait, in ms. Default 5000. */
+            maxDelayMs: ms,
+          })
+          .partial()
+          .strict(),
+      })
+      .partial()
+      .strict()
+      .optional(),
     /** Stale copies from the section cache stand in for this subgraph's parts while it fails (docs/caching.md). */
     fallback: z
       .object({

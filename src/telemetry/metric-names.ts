@@ -1,6 +1,16 @@
 // Names of every metric Switchyard exports, in one place (prefix `switchyard_`), so dashboards and docs agree.
 export const METRIC = {
   requests: 'switchyard_requests_total',
+  subscriptionsActive: 'switchyard_subscriptions_active',
+  subscriptionsEnded: 'switchyard_subscriptions_ended_total',
+  subscriptionsRefused: 'switchyard_subscriptions_refused_total',
+  subscriptionUpstreams: 'switchyard_subscription_upstreams',
+  subscriptionUpstreamConnections: 'switchyard_subscription_upstream_connections',
+  subscriptionUpstreamReconnects: 'switchyard_subscription_upstream_reconnects_total',
+  subscriptionEventsIn: 'switchyard_subscription_events_in_total',
+  subscriptionEventsOut: 'switchyard_subscription_events_out_total',
+  subscriptionEventsDropped: 'switchyard_subscription_events_dropped_total',
+  subscriptionEventDuration: 'switchyard_subscription_event_seconds',
   requestDuration: 'switchyard_request_duration_seconds',
   streamPayloads: 'switchyard_stream_payloads',
   firstPayloadDuration: 'switchyard_first_payload_seconds',

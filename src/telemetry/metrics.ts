@@ -66,6 +66,22 @@ export interface RouterMetrics {
   readonly schemaVersion: Gauge;
   readonly schemaReloads: Counter<'result'>;
   readonly schemaLastReload: Gauge;
+  /** Subscriptions open on this router, by operation. */
+  readonly subscriptionsActive: Gauge<'operation'>;
+  /** Subscriptions ended, by reason: client, complete, TOKEN_EXPIRED, FORBIDDEN, SUBGRAPH_UNAVAILABLE, SUBGRAPH_ERROR, SUBSCRIPTION_SCHEMA_RELOAD, SHUTTING_DOWN. */
+  readonly subscriptionsEnded: Counter<'reason'>;
+  /** Subscriptions refused at subscribe for a limit, by which limit: router, operation, principal. */
+  readonly subscriptionsRefused: Counter<'limit'>;
+  /** Upstream subscriptions open, and the connections carrying them, per subgraph. */
+  readonly subscriptionUpstreams: Gauge<'subgraph'>;
+  readonly subscriptionUpstreamConnections: Gauge<'subgraph'>;
+  readonly subscriptionUpstreamReconnects: Counter<'subgraph'>;
+  /** Events from subgraphs, per subgraph, and to clients, per operation; events a slow client did not take in time. */
+  readonly subscriptionEventsIn: Counter<'subgraph'>;
+  readonly subscriptionEventsOut: Counter<'operation'>;
+  readonly subscriptionEventsDropped: Counter<'operation'>;
+  /** Time from a subgraph's event to its completed answer (the entity fetches of the plan), per operation. */
+  readonly subscriptionEventDuration: Histogram<'operation'>;
   /** Maps an operation name to a label value: at most `maxOperations` distinct names, the rest fold into one. */
   operationLabel(name: string | null | undefined): string;
   /** Maps a client name to a label value: '' to `(unknown)`, at most `maxClients` distinct names, the rest fold into `(other)`. */
@@ -112,6 +128,7 @@ export function createMetrics(options: MetricsOptions = {}): RouterMetrics {
     ...watchers(registry, watchedCaches),
     ...executionMetrics(registry),
     ...operationRegistryMetrics(registry),
+    ...subscriptionMetrics(registry),
     operationLabel(name) {
       if (!name) return ANONYMOUS_OPERATION;
       if (knownOperations.has(name)) return name;
@@ -277,6 +294,22 @@ function executionMetrics(registry: Registry) {
   schemaVersion: new Gauge({ name: METRIC.schemaVersion, help: 'Generation of the schema being served (increments on every swap).', registers: [registry] }),
   schemaReloads: new Counter({ name: METRIC.schemaReloads, help: 'Schema reloads by result (swapped, unchanged, failed).', labelNames: ['result'], registers: [registry] }),
   schemaLastReload: new Gauge({ name: METRIC.schemaLastReload, help: 'Unix time of the last schema swap, in seconds.', registers: [registry] }),
+  };
+}
+
+/** Subscriptions toward clients and subgraphs (docs/subscriptions.md). */
+function subscriptionMetrics(registry: Registry) {
+  return {
+  subscriptionsActive: new Gauge({ name: METRIC.subscriptionsActive, help: 'Subscriptions open on this router, by operation.', labelNames: ['operation'], registers: [registry] }),
+  subscriptionsEnded: new Counter({ name: METRIC.subscriptionsEnded, help: 'Subscriptions ended, by reason: client (the client left), complete (the subgraph ended it), or the error code the client got.', labelNames: ['reason'], registers: [registry] }),
+  subscriptionsRefused: new Counter({ name: METRIC.subscriptionsRefused, help: 'Subscriptions refused with SUBSCRIPTION_LIMIT, by limit: router, operation or principal.', labelNames: ['limit'], registers: [registry] }),
+  subscriptionUpstreams: new Gauge({ name: METRIC.subscriptionUpstreams, help: 'Upstream subscriptions open, per subgraph (each shared by every client with the same document, variables and token holder).', labelNames: ['subgraph'], registers: [registry] }),
+  subscriptionUpstreamConnections: new Gauge({ name: METRIC.subscriptionUpstreamConnections, help: 'Connections carrying upstream subscriptions, per subgraph.', labelNames: ['subgraph'], registers: [registry] }),
+  subscriptionUpstreamReconnects: new Counter({ name: METRIC.subscriptionUpstreamReconnects, help: 'Reconnection attempts after a subgraph dropped a subscription connection.', labelNames: ['subgraph'], registers: [registry] }),
+  subscriptionEventsIn: new Counter({ name: METRIC.subscriptionEventsIn, help: 'Subscription events received from subgraphs.', labelNames: ['subgraph'], registers: [registry] }),
+  subscriptionEventsOut: new Counter({ name: METRIC.subscriptionEventsOut, help: 'Subscription events sent to clients, by operation.', labelNames: ['operation'], registers: [registry] }),
+  subscriptionEventsDropped: new Counter({ name: METRIC.subscriptionEventsDropped, help: 'Subscription events not sent because the client had too many waiting (the oldest go first).', labelNames: ['operation'], registers: [registry] }),
+  subscriptionEventDuration: new Histogram({ name: METRIC.subscriptionEventDuration, help: 'Time to complete one subscription event with its entity fetches, in seconds.', labelNames: ['operation'], buckets: LATENCY_BUCKETS, registers: [registry] }),
   };
 }
 

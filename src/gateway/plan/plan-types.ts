@@ -131,6 +131,8 @@ export interface QueryPlan {
   readonly unsatisfiable?: string;
   /** In an order where every fetch comes after those it depends on. */
   readonly fetches: readonly Fetch[];
+  /** A subscription's plan: its one root fetch, sent to the subgraph as a subscription, whose events answer it. */
+  readonly subscription?: Fetch;
   /** Fields the request's authorization decision denies. */
   readonly denied: readonly PlannedDenial[];
   /** Default values of the operation's variables, for conditions read before the subgraph sees them. */

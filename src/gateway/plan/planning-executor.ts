@@ -25,7 +25,8 @@ import { createDocumentText, type DocumentText } from '../../cache/document-text
 import { analyseOperation } from '../../request/operation-analysis.js';
 import { SectionCache, type ReturnedEntity, type SectionCacheOptions } from './section-cache.js';
 import { withSectionCache } from './cached-fetch.js';
-import { subgraphFetch, type FetchFn } from './subgraph-fetch.js';
+import { eventAnswer, subgraphFetch, type FetchFn } from './subgraph-fetch.js';
+import type { CallBudget } from '../../request/call-budget.js';
 import { createAnswerProjector, interfaceObjectTypeResolver, type AnswerProjector, type Projection } from './project-answer.js';
 
 export interface PlanningExecutorOptions {
@@ -94,6 +95,14 @@ export interface PlanningExecutor {
    */
   execute(plan: QueryPlan, args: ExecutionArgs): Promise<ExecutionResult | AsyncIterable<ExecutionResult>>;
   /**
+   * Completes one event of a subscription (decision 031): the plan's root fetch (the subscription
+   * the subgraph pushes events on) is answered by `event`; every other fetch runs as in a query,
+   * within `budget` (the event's own signal and deadline), through the section cache; the merged
+   * tree is projected onto the client's operation. A failed section nulls that section in this
+   * event only.
+   */
+  completeEvent(plan: QueryPlan, args: ExecutionArgs, event: ExecutionResult, budget: CallBudget): Promise<ExecutionResult>;
+  /**
    * Plans an operation before any request asks for it (decision 009: warm plans on publish), as a
    * request without denied fields and without progressive-override labels would. A later request
    * whose document prints the same finds the plan ready, whatever its document object. Returns
@@ -148,6 +157,23 @@ export function createPlanningExecutor(options: PlanningExecutorOptions): Planni
     whyUnplanned(document, operationName) {
       const plan = memo.lookup(document, operationName, memo.labelsForRequest());
       return plan instanceof PlanUnsupported ? plan.message : undefined;
+    },
+    async completeEvent(plan, args, event, budget) {
+      const root = plan.subscription;
+      if (!root) throw new Error('completeEvent: not a subscription plan');
+      const variables = (args.variableValues ?? undefined) as Record<string, unknown> | undefined;
+      const sections = sectionCache?.forRequest(plan, args.contextValue, variables);
+      const call = subgraphFetch(executorOf, args.contextValue);
+      const fetch = sections ? withSectionCache(sections)(call) : call;
+      const answered = eventAnswer(root, event);
+      const fetchOf = (graph: string): FetchFn => {
+        executorOf(graph);
+        return (request) => (request.fetch === root ? answered : fetch(request));
+      };
+      const run = await runPlan(plan, { fetchOf, variables, deniedError, budgetOf: () => budget });
+      const result = await shape(args, run.data, variables);
+      if (run.unplaced.length === 0) return result;
+      return { ...result, errors: [...(result.errors ?? []), ...run.unplaced] };
     },
     async execute(plan, args) {
       if (plan.unsatisfiable !== undefined) return { errors: [requestError('QUERY_PLANNING_FAILED', `The query cannot be planned: ${plan.unsatisfiable}.`)] };

@@ -67,6 +67,18 @@ export function subgraphFetch(executorOf: (graph: string) => Executor, context: 
   };
 }
 
+/**
+ * A subscription event as its root fetch's answer (decision 031): the event a subgraph pushed stands
+ * for the root fetch's call, its aliased fields renamed back like a call's answer. Copied, since the
+ * event object is shared by every stream completing it.
+ */
+export function eventAnswer(fetch: Fetch, event: ExecutionResult): FetchAnswer {
+  if (!fetch.renamed || !event.data) return event;
+  const data = structuredClone(event.data) as Data;
+  restoreKeys(data, fetch);
+  return { ...event, data };
+}
+
 /** Renames the answer's aliased fields (`PlannedField.subgraphKey`) back to the client's response keys. */
 function restoreKeys(answer: Data, fetch: Fetch): void {
   for (const step of fetch.steps) {
