@@ -2,7 +2,7 @@
 import type { DirectiveNode, VariableDefinitionNode } from 'graphql';
 import { lastStage } from './stages.js';
 import { emitFetch } from './emit-documents.js';
-import type { Fetch, FetchStep, PlanStep } from './plan-types.js';
+import type { Fetch, FetchOperation, FetchStep, PlanStep } from './plan-types.js';
 import { PlanUnsupported } from './supergraph-model.js';
 
 /** Orders steps so each follows its dependencies; a cycle cannot be executed in any order. */
@@ -66,14 +66,16 @@ export function planCost(planned: readonly PlanStep[]): { sequential: number; ca
 export function batchFetches(
   planned: readonly PlanStep[],
   definitions: ReadonlyMap<string, VariableDefinitionNode>,
-  mutationRoots: ReadonlySet<PlanStep>,
+  /** The root steps whose documents are not queries: each mutation field's, a subscription's one (every other fetch is a query). */
+  rootOperations: ReadonlyMap<PlanStep, Exclude<FetchOperation, 'query'>>,
   /** The client operation's directives, per operation type of the fetch (5). */
-  operationDirectives: Readonly<Record<'query' | 'mutation', readonly DirectiveNode[]>> = { query: [], mutation: [] },
+  operationDirectives: Readonly<Record<FetchOperation, readonly DirectiveNode[]>> = { query: [], mutation: [], subscription: [] },
 ): Fetch[] {
   const fetches: Fetch[] = [];
   const built = new Map<PlanStep, FetchStep>();
   for (const group of groupSteps(planned)) {
-    const operation = mutationRoots.has(group.steps[0]) ? 'mutation' : 'query';
+    // A root step is alone in its group: its operation type is the group's.
+    const operation = rootOperations.get(group.steps[0]) ?? 'query';
     fetches.push(emitFetch({ id: fetches.length, steps: group.steps, operation, dependsOn: group.dependsOn.map((id) => fetches[id]) }, { definitions, built, operationDirectives: operationDirectives[operation] }));
   }
   return fetches;

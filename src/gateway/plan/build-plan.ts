@@ -1,24 +1,27 @@
-// The query planner's entry point: one client operation becomes fetches, one per subgraph and moment, each with its document.
+// The query planner's entry point: one client query, mutation or subscription becomes fetches, one per subgraph and moment, each with its document.
 import { DirectiveLocation, type DirectiveNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import { analyseOperation, type OperationAnalysis } from '../../request/operation-analysis.js';
 import { batchFetches } from './batch-fetches.js';
 import { validateDocuments } from './emit-documents.js';
-import type { Fetch, QueryPlan } from './plan-types.js';
+import type { Fetch, FetchOperation, QueryPlan } from './plan-types.js';
 import { lastStage } from './stages.js';
 import { Planner } from './place-fields.js';
 import { PlanUnsupported, type SupergraphModel } from './supergraph-model.js';
 
-export type { Fetch, FetchStep, PlannedDenial, PlannedField, QueryPlan, SelectionTree } from './plan-types.js';
+export type { Fetch, FetchOperation, FetchStep, PlannedDenial, PlannedField, QueryPlan, SelectionTree } from './plan-types.js';
 
 const NONE: ReadonlySet<string> = new Set();
 
 /**
- * Plans a query or mutation operation against the supergraph (decision 007). Throws
+ * Plans a query, mutation or subscription operation against the supergraph (decision 007). Throws
  * PlanUnsatisfiable for an operation no plan can answer (3), and PlanUnsupported for what it does
- * not model (subscriptions, `@defer`/`@stream`); the caller then executes the operation by
- * stitching. The numbers below are referred to in the code: placing fields (1 to 4, 8 to 12) is in
+ * not model (the reason says what); the caller then executes the operation by stitching. `@defer`
+ * is planned as the same fetches without it (gateway/deliver/ splits the answer), `@stream`
+ * answered whole. A subscription is planned as a query whose one root field is the event (13).
+ * The numbers below are referred to in the code: placing fields (1 to 4, 8 to 13) is in
  * place-fields.ts (1 in planRoot and rootChoices, 8 in planInterfaceObject, 10 in responseKey and entityStep, 11 in
- * includedOf, 12 in follow), with the choice of the way to a field (its subgraph, level and key) in
+ * includedOf, 12 in follow, 13 in planRoot and checkSubscriptionRoot, its plan's root fetch in withSubscription
+ * here), with the choice of the way to a field (its subgraph, level and key) in
  * entity-paths.ts (chooseWay); ordering and batching (6) in batch-fetches.ts; documents (5) and
  * their validation (7) in emit-documents.ts. Decision 019 tells why ways are chosen as they are.
  *
@@ -84,6 +87,18 @@ const NONE: ReadonlySet<string> = new Set();
  *     of the selection below the field by itself (counting what it `@provides`). The choice is made field by field;
  *     when a way was taken for fewer steps over one as cheap in requests, the operation is planned
  *     again within the first plan's last stage (stages.ts), fewest requests deciding, and the cheaper plan is kept.
+ * 13. A subscription (issue 27) selects one root field (GraphQL spec 5.2.3.1; a second one, an
+ *     introspection one, or `@skip`/`@include` around it is left to stitching, whose validation
+ *     refuses it). It is planned as a query would be (1 to 12), with two differences: its root
+ *     step, of the subgraph chosen as in 1, is the plan's only one, its document
+ *     `subscription { ... }` (with the client's operation directives that may stand on a
+ *     subscription), and it is `QueryPlan.subscription`; and nothing is reached by fetching the
+ *     root field again from another subgraph (12), since every event comes from that one
+ *     subgraph's subscription: a field only that would reach makes the operation unsatisfiable.
+ *     Every other fetch is an entity fetch, a query, waiting for the root fetch (directly or
+ *     not). The runner does not send the root fetch as a query: the runtime sends its document to
+ *     its subgraph as a subscription and, for each event, runs the plan with the root fetch
+ *     answered by the event's payload (`RunRequest.fetchOf`), the entity fetches completing it.
  */
 export function buildPlan(
   model: SupergraphModel,
@@ -96,13 +111,13 @@ export function buildPlan(
   const analysis = analyseOperation(document, operationName);
   const operation = analysis.operation;
   if (!operation) throw new PlanUnsupported('no single operation to plan');
-  if (operation.operation === 'subscription') throw new PlanUnsupported('subscription operations are executed by stitching');
   // 5. The operation's own directives go to every fetch whose operation type they may stand on.
-  const operationDirectives = { query: [] as DirectiveNode[], mutation: [] as DirectiveNode[] };
+  const operationDirectives: Record<FetchOperation, DirectiveNode[]> = { query: [], mutation: [], subscription: [] };
   for (const directive of operation.directives ?? []) {
     const locations = schema.getDirective(directive.name.value)?.locations ?? [];
     if (locations.includes(DirectiveLocation.QUERY)) operationDirectives.query.push(directive);
     if (locations.includes(DirectiveLocation.MUTATION)) operationDirectives.mutation.push(directive);
+    if (locations.includes(DirectiveLocation.SUBSCRIPTION)) operationDirectives.subscription.push(directive);
   }
   const request: PlanRequest = { model, schema, analysis, operation, operationDirectives, labels, denied };
   const first = planOnce(request, undefined);
@@ -128,7 +143,7 @@ interface PlanRequest {
   readonly analysis: OperationAnalysis;
   readonly operation: OperationDefinitionNode;
   /** The operation's own directives, by the operation type of the fetches they may stand on (5). */
-  readonly operationDirectives: { query: DirectiveNode[]; mutation: DirectiveNode[] };
+  readonly operationDirectives: Readonly<Record<FetchOperation, readonly DirectiveNode[]>>;
   readonly labels: ReadonlySet<string>;
   readonly denied: ReadonlySet<string>;
 }
@@ -136,14 +151,31 @@ interface PlanRequest {
 function planOnce(request: PlanRequest, stageBudget: number | undefined): { plan: QueryPlan; tradeOffs: number } {
   const { model, schema, analysis, operation, operationDirectives, labels, denied } = request;
   const planner = new Planner(model, schema, analysis, labels, denied, stageBudget);
-  const rootType = operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
-  if (!rootType) throw new PlanUnsupported(`no ${operation.operation} type`);
-  planner.planRoot(rootType, operation.selectionSet, operation.operation === 'mutation');
+  const kind = operation.operation as FetchOperation;
+  const rootType = schema.getRootType(operation.operation);
+  if (!rootType) throw new PlanUnsupported(`no ${kind} type`);
+  planner.planRoot(rootType, operation.selectionSet, kind);
   const definitions = new Map(analysis.variableDefinitions.map((d) => [d.variable.name.value, d]));
-  const fetches = batchFetches(planner.steps, definitions, planner.mutationRoots, operationDirectives);
+  const fetches = batchFetches(planner.steps, definitions, planner.rootOperations, operationDirectives);
   // 7. The safety net: a document its subgraph must reject is never sent.
   validateDocuments(model, fetches);
-  return { plan: { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults }, tradeOffs: planner.tradeOffs };
+  const plan: QueryPlan = { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults };
+  return { plan: kind === 'subscription' ? withSubscription(plan) : plan, tradeOffs: planner.tradeOffs };
+}
+
+/**
+ * 13. A subscription plan with its root fetch: the first, the only one that waits for none, every
+ *     other one waiting for it (directly or not), which the runtime relies on. None when the
+ *     root field is denied (9): nothing is fetched.
+ */
+function withSubscription(plan: QueryPlan): QueryPlan {
+  const { fetches } = plan;
+  if (fetches.length === 0) return plan;
+  const [root, ...rest] = fetches;
+  if (root.operation !== 'subscription' || rest.some((fetch) => fetch.operation !== 'query' || fetch.dependsOn.length === 0)) {
+    throw new PlanUnsupported('a subscription planned with other than one root fetch');
+  }
+  return { ...plan, subscription: root };
 }
 
 /** The last stage of a plan's fetches (stages.ts): 0 for root fetches only. */

@@ -1,4 +1,4 @@
-// Emitting documents: each fetch's subgraph document, printed from its steps' selection trees and validated against the subgraph's own schema (5, 7).
+// Emitting documents: each fetch's subgraph document (a query, mutation or subscription), printed from its steps' selection trees and validated against the subgraph's own schema (5, 7).
 import {
   Kind,
   validate,
@@ -10,7 +10,7 @@ import {
   type ValueNode,
   type VariableDefinitionNode,
 } from 'graphql';
-import type { Fetch, FetchStep, PlanStep, SelectionTree } from './plan-types.js';
+import type { Fetch, FetchOperation, FetchStep, PlanStep, SelectionTree } from './plan-types.js';
 import { TYPENAME } from './selection-tree.js';
 import { PlanInvalid, PlanUnsupported, type SupergraphModel } from './supergraph-model.js';
 
@@ -84,7 +84,7 @@ export function emitFetch(fetch: FetchDraft, emission: Emission): Fetch {
 export interface FetchDraft {
   readonly id: number;
   readonly steps: readonly PlanStep[];
-  readonly operation: 'query' | 'mutation';
+  readonly operation: FetchOperation;
   readonly dependsOn: readonly Fetch[];
 }
 
@@ -134,7 +134,7 @@ export function validateDocuments(model: SupergraphModel, fetches: readonly Fetc
   }
 }
 
-function operationDocument(operation: 'query' | 'mutation', variableDefinitions: VariableDefinitionNode[], selectionSet: SelectionSetNode, directives: readonly DirectiveNode[]): DocumentNode {
+function operationDocument(operation: FetchOperation, variableDefinitions: VariableDefinitionNode[], selectionSet: SelectionSetNode, directives: readonly DirectiveNode[]): DocumentNode {
   return {
     kind: Kind.DOCUMENT,
     definitions: [{ kind: Kind.OPERATION_DEFINITION, operation: operation as OperationDefinitionNode['operation'], variableDefinitions, directives, selectionSet }],

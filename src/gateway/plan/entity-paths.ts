@@ -30,7 +30,7 @@ export interface WayContext extends PlanContext {
   framesAt(position: string): readonly Frame[];
   /** The entity steps planned so far in a subgraph. */
   entitySteps(graph: string): readonly PlanStep[];
-  /** Whether a root field may be selected again in another subgraph's root fetch: in a query, never in a mutation. */
+  /** Whether a root field may be selected again in another subgraph's root fetch: in a query, never in a mutation or a subscription. */
   readonly rootLookups: boolean;
   /** When set, a way no deeper than this many steps is as good as a shallower one: fewer requests decide (see buildPlan). */
   readonly stageBudget?: number;
@@ -161,7 +161,9 @@ const MAX_KEY_HOPS = 3;
  *        (directly, or planned through further look-ups);
  *     c. above the root field of a query: a root fetch of a subgraph that resolves the root field
  *        and everything down to the field (a shared root field returning a value type), unless
- *        the objects below it are one implementation of its abstract type.
+ *        the objects below it are one implementation of its abstract type. Never in a mutation
+ *        (its field would run twice) nor in a subscription (its events come from one subgraph):
+ *        there, a field only this would reach is unsatisfiable, and the reason says so.
  *     Above the field's own position, the look-up re-selects the fields on the way down, so every
  *     subgraph of the way must resolve each of them (a value type with no key of its own is
  *     reached from the nearest entity, or the root, that such a subgraph can look up).
@@ -177,7 +179,8 @@ export function chooseWay(ctx: WayContext, frame: Frame, fieldName: string, cove
   let best: Option | undefined;
   let bestScore: number[] = [];
   const scored: { stage: number; calls: number }[] = [];
-  for (const option of ways.options(ways.placeOf(frame), fieldName, MAX_KEY_HOPS, budget)) {
+  const refused = new Set<string>();
+  for (const option of ways.options(ways.placeOf(frame), fieldName, MAX_KEY_HOPS, budget, refused)) {
     const { covered, total } = coverage(option.graph);
     // What the subgraph leaves uncovered below the field costs at least one more request.
     const calls = option.calls + (covered < total ? 1 : 0);
@@ -189,7 +192,8 @@ export function chooseWay(ctx: WayContext, frame: Frame, fieldName: string, cove
     }
   }
   if (!best) {
-    const reason = `no way from ${frame.graph} to ${frame.type.name}.${fieldName}`;
+    let reason = `no way from ${frame.graph} to ${frame.type.name}.${fieldName}`;
+    if (refused.size > 0) reason += ` (only fetching the root field again from ${[...refused].join(', ')} would reach it, and a mutation's or subscription's root field is fetched once)`;
     throw ways.incomplete ? new PlanUnsupported(`${reason} found (the search stopped short)`) : new PlanUnsatisfiable(reason);
   }
   const from = best.from?.frame;
@@ -357,9 +361,10 @@ class Ways {
    * The way's options for the field at the place: a, b and c of chooseWay, with 8 at the position
    * itself. Above it, a subgraph is passed over at a level where no option can beat (be shallower
    * than, or as shallow and free as) the best it has below: ties go to the way nearest the field.
-   * Stages within `budget` count as none (see chooseWay).
+   * Stages within `budget` count as none (see chooseWay). `refused` gathers the subgraphs whose
+   * root fetch (c) would have reached the field, were root fields fetched again (a query's only).
    */
-  options(place: Place, name: string, hops: number, budget?: number): Option[] {
+  options(place: Place, name: string, hops: number, budget?: number, refused?: Set<string>): Option[] {
     const { model, labels } = this.ctx;
     const type = place.type;
     const found: Option[] = [];
@@ -412,11 +417,16 @@ class Ways {
       const link = { parent: ancestor.type, name: below.above.name, child: below.type };
       fitting = fitting.filter((graph) => this.fits(link, graph));
       const atRoot = ancestor.path.length === 0;
-      // c. A mutation field is never run twice: nothing is selected again from above it. Nor is a
-      // root field of abstract type asked again for one implementation: which objects it returns
-      // may depend on the subgraph (a Node interface split across subgraphs, each knowing its own).
-      if (atRoot && (!this.ctx.rootLookups || getNamedType(link.parent.getFields()[link.name].type).name !== link.child.name)) break;
+      // c. A root field of abstract type is not asked again for one implementation: which objects
+      // it returns may depend on the subgraph (a Node interface split across subgraphs, each
+      // knowing its own). A mutation field is never run twice, and a subscription's events come
+      // from one subgraph: in those nothing is selected again from above the root field.
+      if (atRoot && getNamedType(link.parent.getFields()[link.name].type).name !== link.child.name) break;
       const holders = fitting.length > 0 ? [ancestor, ...this.others(ancestor)] : [];
+      if (atRoot && !this.ctx.rootLookups) {
+        for (const graph of fitting) if (!holders.some((holder) => holder.graph === graph)) refused?.add(graph);
+        break;
+      }
       const shallowest = Math.min(...holders.map((holder) => holder.stage));
       for (const graph of fitting) {
         if (beaten(bestOf.get(graph), shallowest)) continue;

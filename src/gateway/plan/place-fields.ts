@@ -1,4 +1,4 @@
-// Placing fields: which subgraph and step serves each field of the client's operation (decision 007, numbers 1 to 4 and 8 to 12 of buildPlan).
+// Placing fields: which subgraph and step serves each field of the client's query, mutation or subscription (decision 007, numbers 1 to 4 and 8 to 12 of buildPlan).
 import {
   Kind,
   getNamedType,
@@ -8,6 +8,7 @@ import {
   isObjectType,
   print,
   type ArgumentNode,
+  type DirectiveNode,
   type FieldNode,
   type GraphQLCompositeType,
   type GraphQLInterfaceType,
@@ -19,7 +20,7 @@ import type { FieldGroups, Guards, OperationAnalysis } from '../../request/opera
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
 import { planCost } from './batch-fetches.js';
 import { chooseWay, compositeTypeOf, fieldScope, hasLookup, localFieldType, providedFor, subgraphKey, typedPosition, typeResolver, type Coverage, type Scope, type Way } from './entity-paths.js';
-import type { Above, Frame, Need, PlanStep, PlannedDenial, PlannedField, Position, RepresentationDraft, SelectionTree } from './plan-types.js';
+import type { Above, FetchOperation, Frame, Need, PlanStep, PlannedDenial, PlannedField, Position, RepresentationDraft, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree } from './selection-tree.js';
 import { PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
@@ -37,8 +38,8 @@ const COVERAGE_DEPTH = 4;
 /** One operation's planning: its steps by position, the denials, the client's and the plan's response keys (10). Lives for one buildPlan call. */
 export class Planner {
   readonly steps: PlanStep[] = [];
-  /** The root steps of mutation fields: their documents are mutations. */
-  readonly mutationRoots = new Set<PlanStep>();
+  /** The root steps whose documents are not queries: each mutation field's, and a subscription's one. */
+  readonly rootOperations = new Map<PlanStep, Exclude<FetchOperation, 'query'>>();
   readonly #byPosition = new Map<string, PlanStep[]>();
   /** The root step of each subgraph (queries: one per subgraph). */
   readonly #roots = new Map<string, PlanStep>();
@@ -49,7 +50,7 @@ export class Planner {
    */
   readonly #frames = new Map<string, Frame[]>();
   readonly #frameOfTree = new Map<SelectionTree, Map<string, Frame>>();
-  /** Whether root fields may be selected again in another subgraph (a query's, never a mutation's). */
+  /** Whether root fields may be selected again in another subgraph (a query's, never a mutation's or a subscription's). */
   rootLookups = true;
   /** How many ways were chosen for fewer steps one after another over fewer requests (see buildPlan). */
   tradeOffs = 0;
@@ -208,10 +209,16 @@ export class Planner {
   }
 
 
-  planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, serial: boolean): void {
+  /**
+   * 1. Plans the operation's root fields: a query's grouped by subgraph, a mutation's one after
+   *    another, a subscription's one field in the one root fetch its events come from (13).
+   */
+  planRoot(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, operation: FetchOperation): void {
     this.recordClientKeys(rootType, selectionSet);
-    this.rootLookups = !serial;
+    const serial = operation === 'mutation';
+    this.rootLookups = operation === 'query';
     const fields = collectFields(this.schema, this.analysis, rootType, [selectionSet]);
+    if (operation === 'subscription') this.checkSubscriptionRoot(fields);
     // Every subgraph starts at the root.
     const scope: Scope = { graphs: new Set(this.model.subgraphName.keys()) };
     const planned: { key: string; nodes: readonly FieldNode[]; graphs: string[] }[] = [];
@@ -225,13 +232,23 @@ export class Planner {
       if (graphs.length === 0) throw new PlanUnsupported(`no subgraph resolves ${rootType.name}.${name}`);
       planned.push({ key, nodes, graphs });
     }
-    const choices = new Map(planned.map((field) => [field, this.rootChoices(rootType, selectionSet, field, scope, serial)]));
+    const choices = new Map(planned.map((field) => [field, this.rootChoices(rootType, selectionSet, field, scope, operation)]));
+    if (operation === 'subscription') {
+      // 13. The one root field (checkSubscriptionRoot; none when it is denied, 9) in the one root
+      // fetch, of the subgraph chosen as for a query; everything else of the selection hangs off it.
+      for (const field of planned) {
+        const step = this.rootStep(cheapest(choices.get(field)!, NO_ROOTS).graph);
+        this.rootOperations.set(step, 'subscription');
+        this.planObjectFields(rootType, new Map([[field.key, field.nodes]]), rootPosition(step, scope), new Set());
+      }
+      return;
+    }
     if (serial) {
       let previous: PlanStep[] = [];
       for (const field of planned) {
         const first = this.steps.length;
         const step = this.newStep(cheapest(choices.get(field)!, NO_ROOTS).graph, [], undefined);
-        this.mutationRoots.add(step);
+        this.rootOperations.set(step, 'mutation');
         for (const before of previous) step.dependsOn.add(before);
         this.planObjectFields(rootType, new Map([[field.key, field.nodes]]), rootPosition(step, scope), new Set());
         // 1. The next mutation field waits for everything this one needs, its entity steps included.
@@ -252,11 +269,28 @@ export class Planner {
   }
 
   /**
+   * 13. A subscription selects exactly one root field, not an introspection one (GraphQL spec
+   *     5.2.3.1, Single Root Field, which graphql-js's SingleFieldSubscriptionsRule checks before
+   *     planning), and which one must not depend on variables: the spec's draft (5.2.4.1,
+   *     CollectSubscriptionFields) and graphql-js 17 forbid `@skip`/`@include` in its top-level
+   *     selection, and graphql-js 16 throws validating one that reads a variable, as a subgraph
+   *     receiving it would. What breaks this is left to stitching, whose validation reports it.
+   */
+  checkSubscriptionRoot(fields: FieldGroups): void {
+    if (fields.size !== 1) throw new PlanUnsupported(`a subscription selects exactly one root field, not ${fields.size}`);
+    const [nodes] = fields.values();
+    const name = nodes[0].name.value;
+    if (name.startsWith('__')) throw new PlanUnsupported(`a subscription's root field may not be the meta field ${name}`);
+    const conditional = nodes.some((node) => this.analysis.guardsOf(node).some((guards) => guards.some((list) => list.some(isCondition))));
+    if (conditional) throw new PlanUnsupported(`a subscription's root field ${name} may not be under @skip or @include`);
+  }
+
+  /**
    * 1. What serving a root field from each subgraph that resolves it costs: each is tried alone (its
    *    ways to what it leaves included, 12). One from which part of the selection has no source at
    *    all is never chosen; when that holds for each, the operation is unsatisfiable.
    */
-  rootChoices(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, field: RootField, scope: Scope, serial: boolean): RootCost[] {
+  rootChoices(rootType: GraphQLObjectType, selectionSet: SelectionSetNode, field: RootField, scope: Scope, operation: FetchOperation): RootCost[] {
     const { key, nodes, graphs } = field;
     if (graphs.length === 1) return [{ graph: graphs[0], sequential: 0, calls: 0, covered: 0, lookups: 0 }];
     const costs: RootCost[] = [];
@@ -264,8 +298,8 @@ export class Planner {
     for (const graph of graphs) {
       const trial = new Planner(this.model, this.schema, this.analysis, this.labels, this.denied, this.stageBudget);
       trial.recordClientKeys(rootType, selectionSet);
-      trial.rootLookups = !serial;
-      const step = serial ? trial.newStep(graph, [], undefined) : trial.rootStep(graph);
+      trial.rootLookups = operation === 'query';
+      const step = operation === 'mutation' ? trial.newStep(graph, [], undefined) : trial.rootStep(graph);
       try {
         trial.planObjectFields(rootType, new Map([[key, nodes]]), rootPosition(step, scope), new Set());
       } catch (error) {
@@ -281,7 +315,7 @@ export class Planner {
     return costs;
   }
 
-  /** The root step of a subgraph in a query, made on first use. */
+  /** The root step of a subgraph in a query (or a subscription's one), made on first use. */
   rootStep(graph: string): PlanStep {
     let step = this.#roots.get(graph);
     if (!step) this.#roots.set(graph, (step = this.newStep(graph, [], undefined)));
@@ -790,4 +824,9 @@ function dependsOn(step: PlanStep, on: PlanStep, seen = new Set<PlanStep>()): bo
     if (dependsOn(dependency, on, seen)) return true;
   }
   return false;
+}
+
+/** Whether a directive is `@skip` or `@include`. */
+function isCondition(directive: DirectiveNode): boolean {
+  return directive.name.value === 'skip' || directive.name.value === 'include';
 }

@@ -94,14 +94,21 @@ export interface FetchStep {
   readonly representationsVariable?: string;
 }
 
+/** The operation type of a fetch's document. */
+export type FetchOperation = 'query' | 'mutation' | 'subscription';
+
 /** One subgraph request: a root step, or the entity steps of one subgraph that wait for the same steps (one `_entities` field each). */
 export interface Fetch {
   readonly id: number;
   readonly graph: string;
   readonly subgraph: string;
   readonly steps: readonly FetchStep[];
-  /** `mutation` for a root mutation field's fetch; every other fetch is a query. */
-  readonly operation: 'query' | 'mutation';
+  /**
+   * The document's operation type: `mutation` for a root mutation field's fetch, `subscription`
+   * for the root fetch of a subscription (`QueryPlan.subscription`); every other fetch, entity
+   * fetches of mutations and subscriptions included, is a query.
+   */
+  readonly operation: FetchOperation;
   /** Some field is aliased in the subgraph document (`PlannedField.subgraphKey`): the answer is renamed back. */
   readonly renamed: boolean;
   /** Fetches whose answers this one needs first. */
@@ -131,7 +138,14 @@ export interface QueryPlan {
   readonly unsatisfiable?: string;
   /** In an order where every fetch comes after those it depends on. */
   readonly fetches: readonly Fetch[];
-  /** A subscription's plan: its one root fetch, sent to the subgraph as a subscription, whose events answer it. */
+  /**
+   * For a subscription operation: its one root fetch (`operation: 'subscription'`, `fetches[0]`,
+   * the only fetch that depends on none). It is not run as a query: its document is sent to its
+   * subgraph as a subscription, and each event's payload answers it, the other fetches (entity
+   * fetches, all depending on it, directly or not) completing each event. Absent for a query or
+   * a mutation, and for a subscription whose root field the caller may not read (9: no fetch at
+   * all, `denied` holds it).
+   */
   readonly subscription?: Fetch;
   /** Fields the request's authorization decision denies. */
   readonly denied: readonly PlannedDenial[];

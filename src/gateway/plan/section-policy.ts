@@ -1,9 +1,12 @@
 // How long a plan's fetched part may be cached, for whom, and what names it: read off its selection and the cache hints.
 import { createHash } from 'node:crypto';
-import { getNamedType, isCompositeType, Kind, print, visit, type DocumentNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { getNamedType, isCompositeType, Kind, print, visit, type DocumentNode, type GraphQLSchema, type OperationTypeNode, type SelectionSetNode } from 'graphql';
 import type { CacheHint, CacheHints, CacheScope } from '../../cache/cache-hints.js';
 import { PURGE_HORIZON_SECONDS } from '../../registry/cache-store.js';
-import type { Fetch, FetchStep, SelectionTree } from './plan-types.js';
+import type { Fetch, FetchOperation, FetchStep, SelectionTree } from './plan-types.js';
+
+/** The root types' default names, for a schema without that root type. */
+const ROOT_NAMES: Record<FetchOperation, string> = { query: 'Query', mutation: 'Mutation', subscription: 'Subscription' };
 
 /** A part's longest life, fresh and stale together: as long as routers remember purges. */
 const LONGEST_LIFE_MS = PURGE_HORIZON_SECONDS * 1000;
@@ -80,7 +83,7 @@ export function sectionPolicy(schema: GraphQLSchema, hints: CacheHints, fetch: F
   }
   const entityType = step.entityType;
   if (entityType === undefined) {
-    visitTree(step.selection, fetch.operation === 'mutation' ? (schema.getMutationType()?.name ?? 'Mutation') : (schema.getQueryType()?.name ?? 'Query'), undefined);
+    visitTree(step.selection, schema.getRootType(fetch.operation as OperationTypeNode)?.name ?? ROOT_NAMES[fetch.operation], undefined);
   } else {
     const typeHint = hints.at(entityType);
     note(typeHint);
