@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { parse } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
+import { createAdminApi, kitAdminRoutes, type AdminRoute } from './admin-api.js';
 import { createFaultSwitch, faultSettingsFromEnv, validateFaultPatch } from './fault-switch.js';
 import { readSchemaFile } from './schema-file.js';
 import { startSubgraphServer } from './subgraph-server.js';
@@ -27,9 +28,10 @@ export interface DemoSubgraphSpec<TContext extends object> {
    * Runs once per subgraph instance: generates the tables, wraps them as counted data sources
    * (`createTableSource(..., stats)`) and returns the resolvers plus `createContext`, which yoga
    * calls per request so DataLoaders are never shared between requests. The kit adds `caller`
-   * (`CallerContext`) to what it returns.
+   * (`CallerContext`) to what it returns. `adminRoutes` are served next to the kit's own `/admin/*`
+   * routes (a test hook such as `POST /admin/inventory`); default none.
    */
-  setup(stats: SubgraphStats): { resolvers: ResolverMap; createContext(): TContext };
+  setup(stats: SubgraphStats): { resolvers: ResolverMap; createContext(): TContext; adminRoutes?: readonly AdminRoute[] };
 }
 
 export function createDemoSubgraph<TContext extends object>(spec: DemoSubgraphSpec<TContext>, options: SubgraphOptions = {}): DemoSubgraph {
@@ -39,7 +41,8 @@ export function createDemoSubgraph<TContext extends object>(spec: DemoSubgraphSp
   const initialTokens = options.requireTokens === undefined ? tokenRequirementFromEnv(env) : validateTokenRequirement(options.requireTokens);
   const stats = createSubgraphStats();
   const sdl = readSchemaFile(spec.name);
-  const { resolvers, createContext } = spec.setup(stats);
+  const { resolvers, createContext, adminRoutes = [] } = spec.setup(stats);
+  const handleAdmin = createAdminApi([...kitAdminRoutes({ faults, stats }), ...adminRoutes]);
   const schema = buildSubgraphSchema({ typeDefs: parse(sdl), resolvers: resolvers as SubgraphResolvers });
   // Who each verified request is for: written by the token gate, read once when yoga builds the context.
   const callers = new WeakMap<IncomingMessage, SubgraphCaller>();
@@ -79,7 +82,7 @@ export function createDemoSubgraph<TContext extends object>(spec: DemoSubgraphSp
     },
     listen: function listenSubgraph(port = spec.defaultPort, host = '127.0.0.1') {
       return startSubgraphServer(
-        { name: spec.name, faults, stats, executeGraphql: yoga.requestListener, authenticator: () => authenticate },
+        { name: spec.name, faults, stats, executeGraphql: yoga.requestListener, handleAdmin, authenticator: () => authenticate },
         port,
         host,
       );

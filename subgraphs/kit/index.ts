@@ -1,4 +1,5 @@
 // The shared kit of the demo subgraphs: server builder, fault switch, stats, router-token check, seeded data helpers.
+export { AdminInputError, createAdminApi, kitAdminRoutes, type AdminHandler, type AdminRoute, type KitAdminTargets } from './admin-api.js';
 export { PRODUCT_COUNT, productIds } from './catalog.js';
 export { createDemoSubgraph, type DemoSubgraphSpec, type ResolverMap } from './create-demo-subgraph.js';
 export {

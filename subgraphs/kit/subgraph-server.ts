@@ -1,7 +1,7 @@
 // The HTTP front of a demo subgraph: /graphql through the fault switch, /admin/*, /healthz.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { handleAdmin } from './admin-api.js';
+import type { AdminHandler } from './admin-api.js';
 import type { FaultSwitch } from './fault-switch.js';
 import { sendJson, sendText } from './http-replies.js';
 import { recordTraceparent, type SubgraphStats } from './subgraph-stats.js';
@@ -13,6 +13,8 @@ export interface SubgraphServerParts {
   stats: SubgraphStats;
   /** Executes a `/graphql` request and writes the answer (yoga's node request listener). */
   executeGraphql: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Answers `/admin/*` (the kit's routes plus the subgraph's own, see `createAdminApi`). */
+  handleAdmin: AdminHandler;
   /**
    * The authentication hook for the request at hand, or `undefined` for none. Read per request, so a
    * change (`requireTokens()`) applies to the next request at once; one already past this step keeps its result.
@@ -31,7 +33,7 @@ export interface SubgraphServerParts {
  * One `close` listener per request keeps `inFlight` and `aborted` right whatever the ending.
  */
 export function startSubgraphServer(parts: SubgraphServerParts, port: number, host: string): Promise<RunningSubgraph> {
-  const { name, faults, stats, executeGraphql, authenticator } = parts;
+  const { name, faults, stats, executeGraphql, handleAdmin, authenticator } = parts;
   const injectedFault = Buffer.from(
     JSON.stringify({ data: null, errors: [{ message: `${name} subgraph failed (injected fault)`, extensions: { code: 'INJECTED_FAULT' } }] }),
   );
@@ -45,9 +47,9 @@ export function startSubgraphServer(parts: SubgraphServerParts, port: number, ho
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     if (path === '/graphql') return handleGraphql(req, res);
+    if (path.startsWith('/admin/')) return handleAdmin(req, res, path);
     req.resume();
     if (path === '/healthz') return sendText(res, 200, 'ok');
-    if (path.startsWith('/admin/')) return handleAdmin(req, res, path, { faults, stats });
     sendJson(res, 404, { error: `no route ${path}` });
   });
 
