@@ -66,7 +66,7 @@ export function createDemoSubgraph<TContext extends object>(spec: DemoSubgraphSp
   function requireTokens(requirement: TokenRequirement | undefined): void {
     const next = requirement === undefined ? undefined : validateTokenRequirement(requirement);
     requiredTokens = next;
-    authenticate = next === undefined ? options.authenticate : thenAuthenticate(createTokenGate(spec.name, next, rememberCaller), options.authenticate);
+    authenticate = next === undefined ? options.authenticate : thenAuthenticate(createTokenGate(spec.name, next, rememberCaller).authenticate, options.authenticate);
   }
   requireTokens(initialTokens);
 

@@ -29,6 +29,8 @@ export {
   TokenRequirementError,
   tokenRequirementFromEnv,
   validateTokenRequirement,
+  type ConnectionTokenCheck,
+  type TokenGate,
 } from './token-gate.js';
 export {
   createTokenVerifier,
