@@ -11,11 +11,20 @@ import { createSubgraphStats, type SubgraphStats } from './subgraph-stats.js';
 import { createTokenGate, tokenRequirementFromEnv, validateTokenRequirement } from './token-gate.js';
 import type { Authenticate, CallerContext, DemoSubgraph, SubgraphCaller, SubgraphOptions, TokenRequirement } from './types.js';
 
+/** One field's resolver (or an entity's `__resolveReference`). */
+export type FieldResolver = (...args: any[]) => unknown;
+
+/** A `Subscription` field: `subscribe` returns the event stream (an AsyncIterable), `resolve` turns each event into the field's value. */
+export interface SubscriptionResolver {
+  subscribe: FieldResolver;
+  resolve: FieldResolver;
+}
+
 /**
  * Resolvers by type, then field (plus `__resolveReference` for entities). Loosely typed because
  * @apollo/subgraph's own map type is not exported; graphql checks the names when the schema is built.
  */
-export type ResolverMap = Record<string, Record<string, (...args: any[]) => unknown>>;
+export type ResolverMap = Record<string, Record<string, FieldResolver | SubscriptionResolver>>;
 
 /** What `buildSubgraphSchema` accepts as resolvers (its `GraphQLResolverMap` is internal). */
 type SubgraphResolvers = Extract<Parameters<typeof buildSubgraphSchema>[0], { typeDefs: unknown }>['resolvers'];

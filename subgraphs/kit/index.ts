@@ -1,7 +1,8 @@
 // The shared kit of the demo subgraphs: server builder, fault switch, stats, router-token check, seeded data helpers.
 export { AdminInputError, createAdminApi, kitAdminRoutes, type AdminHandler, type AdminRoute, type KitAdminTargets } from './admin-api.js';
 export { PRODUCT_COUNT, productIds } from './catalog.js';
-export { createDemoSubgraph, type DemoSubgraphSpec, type ResolverMap } from './create-demo-subgraph.js';
+export { createDemoSubgraph, type DemoSubgraphSpec, type FieldResolver, type ResolverMap, type SubscriptionResolver } from './create-demo-subgraph.js';
+export { createEventSource, DEFAULT_EVENT_BUFFER, type EventSource, type EventSourceOptions, type SubscribeOptions } from './event-source.js';
 export {
   createFaultSwitch,
   DEFAULT_FAULT_SETTINGS,
