@@ -45,7 +45,8 @@ export interface KitAdminTargets {
  * - `GET /admin/faults`: the fault settings;
  * - `POST /admin/faults` with a partial JSON object: changes only those knobs, answers the full state;
  *   bad input answers 400 `{ error, problems }` and changes nothing;
- * - `GET /admin/stats`: the counters; `POST /admin/stats/reset`: zeroes them and answers the result.
+ * - `GET /admin/stats`: the counters; `POST /admin/stats/reset`: zeroes them and answers the result;
+ * - `GET /admin/subscriptions`: `{ open, connections, started, events }` (`SubscriptionCounters`, also in the stats).
  */
 export function kitAdminRoutes(targets: KitAdminTargets): AdminRoute[] {
   const { faults, stats } = targets;
@@ -66,6 +67,7 @@ export function kitAdminRoutes(targets: KitAdminTargets): AdminRoute[] {
       },
     },
     { path: '/admin/stats', method: 'GET', handle: () => stats.snapshot() },
+    { path: '/admin/subscriptions', method: 'GET', handle: () => ({ ...stats.subscriptions }) },
     {
       path: '/admin/stats/reset',
       method: 'POST',

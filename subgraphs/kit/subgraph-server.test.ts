@@ -87,9 +87,20 @@ describe('admin: stats', () => {
       unauthorized: 0,
       inFlight: 0,
       traceparents: [traceparent],
+      subscriptions: { open: 0, connections: 0, started: 0, events: 0 },
     });
     const reset = await fetch(`${baseUrl(running)}/admin/stats/reset`, { method: 'POST' });
-    expect(await reset.json()).toEqual({ requests: 0, graphqlRequests: 0, entityRequests: 0, dataSourceCalls: { productsById: 0 }, aborted: 0, unauthorized: 0, inFlight: 0, traceparents: [] });
+    expect(await reset.json()).toEqual({
+      requests: 0,
+      graphqlRequests: 0,
+      entityRequests: 0,
+      dataSourceCalls: { productsById: 0 },
+      aborted: 0,
+      unauthorized: 0,
+      inFlight: 0,
+      traceparents: [],
+      subscriptions: { open: 0, connections: 0, started: 0, events: 0 },
+    });
   });
 });
 
