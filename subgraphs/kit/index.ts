@@ -19,7 +19,7 @@ export {
 export { hashSeed, intBetween, mulberry32, pick, randomFor, type Random } from './prng.js';
 export { describeRunning, runStandalone } from './run-standalone.js';
 export { readSchemaFile } from './schema-file.js';
-export { createSubgraphStats, type StatsSnapshot, type SubgraphStats } from './subgraph-stats.js';
+export { createSubgraphStats, type StatsSnapshot, type SubgraphStats, type SubscriptionCounters } from './subgraph-stats.js';
 export { createTableSource, type BatchSource } from './table-source.js';
 export {
   createTokenGate,
@@ -41,6 +41,7 @@ export {
   type TokenVerifierOptions,
   type VerifiedToken,
 } from './token-verifier.js';
+export { createWebSocketTransport, DEFAULT_WEBSOCKET_KEEP_ALIVE_MS, WEBSOCKET_CLOSE, type WebSocketEndpoint, type WebSocketTransportParts } from './websocket-transport.js';
 export type {
   Authenticate,
   AuthenticationRefusal,
