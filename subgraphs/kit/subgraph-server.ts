@@ -34,11 +34,6 @@ export interface SubgraphServerParts {
   upgradeAuthenticator?: () => Authenticate | undefined;
 }
 
-/** How a fault setting reaches long-lived streams: `down` cuts them, like a crashed service; other modes leave them alone. */
-function cutsStreams(settings: FaultSettings): boolean {
-  return settings.mode === 'down';
-}
-
 /**
  * Whether the request asked for an SSE stream (GraphQL over SSE, distinct connections mode: the client sends
  * `Accept: text/event-stream`), i.e. it is a subscription rather than a request. Read from the request because
@@ -57,8 +52,8 @@ function isEventStream(req: IncomingMessage): boolean {
  * 5. authenticate, when a hook is configured (the one place for it); a refusal is counted in `unauthorized`;
  * 6. hand the request to yoga.
  * One `close` listener per request keeps `inFlight` and `aborted` right whatever the ending. A subscription
- * POSTed with `Accept: text/event-stream` takes the same steps and then streams; its client ending it is an
- * unsubscribe, not an abort.
+ * POSTed with `Accept: text/event-stream` takes the same steps and then streams; its client ending the stream
+ * once it has started is an unsubscribe, not an abort.
  *
  * A WebSocket upgrade of `/graphql` (when `openWebSocket` is given): `down` destroys the socket, `hang` never
  * answers; latency and injected errors do not apply to streams. Then `upgradeAuthenticator`'s hook, then the
@@ -110,8 +105,10 @@ export function startSubgraphServer(parts: SubgraphServerParts, port: number, ho
         clearTimeout(timer);
         timers.delete(timer);
       }
-      // Unfinished and not dropped by us: the client gave up (this is how hanging calls get counted).
-      if (!res.writableFinished && !dropped && !closing && !isEventStream(req)) stats.aborted += 1;
+      // Unfinished and not dropped by us: the client gave up (this is how hanging calls get counted). A stream that had
+      // started is different: its client ending it is how an SSE subscription unsubscribes.
+      const unsubscribed = isEventStream(req) && res.headersSent;
+      if (!res.writableFinished && !dropped && !closing && !unsubscribed) stats.aborted += 1;
     });
 
     if (settings.mode === 'down') return drop();
@@ -184,6 +181,7 @@ export function startSubgraphServer(parts: SubgraphServerParts, port: number, ho
     if (authenticate === undefined) return webSocket.accept(req, socket, head);
     authenticate(req).then(
       function afterUpgradeAuthenticate(result) {
+        if (closing) return void socket.destroy();
         if (result === true) return webSocket.accept(req, socket, head);
         stats.unauthorized += 1;
         const refusal = result === false ? { status: 401, message: `${name} subgraph: authentication required` } : result;
@@ -197,9 +195,9 @@ export function startSubgraphServer(parts: SubgraphServerParts, port: number, ho
     );
   });
 
-  /** `down` cuts what would otherwise outlive the "crash": WebSocket connections and SSE streams. */
+  /** `down` cuts what would otherwise outlive the "crash": WebSocket connections and SSE streams. Other modes leave them alone. */
   function cutStreams(settings: FaultSettings): void {
-    if (!cutsStreams(settings)) return;
+    if (settings.mode !== 'down') return;
     webSocket?.terminateAll();
     for (const drop of [...streams.values()]) drop();
   }

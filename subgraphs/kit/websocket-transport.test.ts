@@ -5,7 +5,7 @@ import WebSocket from 'ws';
 import { createInventorySubgraph } from '../inventory/index.js';
 import { createProductSubgraph } from '../product/index.js';
 import { createDemoSubgraph } from './create-demo-subgraph.js';
-import { createServerPool, postAdmin, readStats } from './test-client.js';
+import { createServerPool, postAdmin, readStats, waitForStats } from './test-client.js';
 import { openSseClient, openWsClient, waitForSubscriptions, webSocketUrl, type TestWsClient } from './test-subscription-clients.js';
 import { startTestTokenIssuer, type TestTokenIssuer } from './test-token-issuer.js';
 import type { CallerContext, RunningSubgraph } from './types.js';
@@ -194,13 +194,29 @@ describe('fault switch and subscriptions', () => {
     }
   });
 
+  it('hang: an SSE subscribe the client gives up on before it streams counts as aborted', async () => {
+    const running = await pool.start(createInventorySubgraph({ env: {}, tickMs: 0, faults: { mode: 'hang' } }));
+    const client = openSseClient(running);
+    try {
+      const stream = client.iterate({ query: CHANGES });
+      const next = stream.next().catch(() => undefined);
+      await waitForStats(running, (stats) => stats.inFlight === 1);
+      await stream.return!();
+      await next;
+      expect(await waitForStats(running, (stats) => stats.aborted === 1)).toMatchObject({ aborted: 1, inFlight: 0 });
+    } finally {
+      client.dispose();
+    }
+  });
+
   it('hang: never answers an upgrade; close() releases it', async () => {
     const subgraph = createInventorySubgraph({ env: {}, tickMs: 0, faults: { mode: 'hang' } });
     const running = await subgraph.listen(0);
     const raw = new WebSocket(webSocketUrl(running), 'graphql-transport-ws');
     raw.on('error', () => undefined);
     const closed = closeCode(raw);
-    await waitForRequests(running, 2);
+    // The upgrade is one request, the poll's own read another.
+    await waitForStats(running, (stats) => stats.requests >= 2);
     expect(raw.readyState).toBe(WebSocket.CONNECTING);
     await running.close();
     expect(await closed).toBe(1006);
@@ -210,16 +226,6 @@ describe('fault switch and subscriptions', () => {
 /** The close code of a raw socket (events.once would reject on the 'error' a refused handshake emits first). */
 function closeCode(socket: WebSocket): Promise<number> {
   return new Promise((resolve) => socket.once('close', (code: number) => resolve(code)));
-}
-
-/** Polls /admin/stats until the subgraph has counted `count` HTTP requests (the upgrade is one, this read another). */
-async function waitForRequests(running: RunningSubgraph, count: number): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const stats = await readStats(running);
-    if (stats.requests >= count) return;
-    if (Date.now() > deadline) throw new Error(`only ${stats.requests} requests`);
-  }
 }
 
 describe('close and restart', () => {
