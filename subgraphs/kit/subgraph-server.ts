@@ -80,6 +80,9 @@ export function startSubgraphServer(parts: SubgraphServerParts, port: number, ho
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     if (path === '/graphql') return handleGraphql(req, res);
+    // Control-plane answers end their connection: they are rare, and a client polling one across a restart
+    // (close(), then listen() on the same port) must not reuse a pooled socket the old server has just closed.
+    res.setHeader('connection', 'close');
     if (path.startsWith('/admin/')) return handleAdmin(req, res, path);
     req.resume();
     if (path === '/healthz') return sendText(res, 200, 'ok');
