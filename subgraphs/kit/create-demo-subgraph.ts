@@ -89,7 +89,7 @@ export function createDemoSubgraph<TContext extends object>(spec: DemoSubgraphSp
 
   // Only a schema with a Subscription type gets the WebSocket side; its SSE side is yoga's own, on /graphql.
   const openWebSocket = schema.getSubscriptionType()
-    ? createWebSocketTransport({ name: spec.name, stats, yoga, tokenGate: () => tokenGate, onCaller: rememberCaller, keepAliveMs: options.webSocketKeepAliveMs })
+    ? createWebSocketTransport({ name: spec.name, stats, yoga, tokenGate: () => tokenGate, onCaller: rememberCaller, keepAliveMs })
     : undefined;
 
   return {
