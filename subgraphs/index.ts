@@ -1,6 +1,6 @@
 // The demo subgraphs' public entry: factories, the name map and the kit's types.
 export { DEMO_SUBGRAPH_NAMES, demoSubgraphs, isDemoSubgraphName, type DemoSubgraphName } from './demo-subgraphs.js';
-export { createInventorySubgraph } from './inventory/index.js';
+export { createInventorySubgraph, type InventorySubgraphOptions } from './inventory/index.js';
 export {
   DEFAULT_FAULT_SETTINGS,
   FAULT_ENV_VARS,
@@ -10,6 +10,7 @@ export {
   runStandalone,
   TOKEN_ENV_VARS,
   TokenRequirementError,
+  WEBSOCKET_CLOSE,
   type Authenticate,
   type AuthenticationRefusal,
   type AuthenticationResult,
@@ -23,6 +24,7 @@ export {
   type SubgraphCaller,
   type SubgraphOptions,
   type SubgraphStats,
+  type SubscriptionCounters,
   type TokenRequirement,
 } from './kit/index.js';
 export { createProductSubgraph } from './product/index.js';

@@ -2,6 +2,8 @@
 import { intBetween, pick, productIds, randomFor } from '../kit/index.js';
 
 export interface InventoryRow {
+  /** The catalogue id the row belongs to (also its key in the table). */
+  readonly productId: string;
   /** 0 to 500. */
   readonly inStock: number;
   /** Null when the stock is not assigned to a warehouse. */
@@ -22,7 +24,7 @@ export function generateInventory(ids: readonly string[] = productIds()): Map<st
     const random = randomFor('inventory', id);
     const inStock = intBetween(random, 0, MAX_IN_STOCK);
     const warehouse = random() < UNASSIGNED_SHARE ? null : pick(random, WAREHOUSES);
-    table.set(id, Object.freeze({ inStock, warehouse }));
+    table.set(id, Object.freeze({ productId: id, inStock, warehouse }));
   }
   return table;
 }

@@ -40,6 +40,17 @@ describe('fault switch', () => {
     expect(() => validateFaultPatch(input)).toThrow(FaultSettingsError);
   });
 
+  it('tells change listeners about each successful change until they are removed', () => {
+    const faults = createFaultSwitch();
+    const seen: string[] = [];
+    const remove = faults.onChange((settings) => seen.push(settings.mode));
+    faults.set({ mode: 'down' });
+    expect(() => faults.set({ mode: 'sleep' as never })).toThrow(FaultSettingsError);
+    remove();
+    faults.set({ mode: 'ok' });
+    expect(seen).toEqual(['down']);
+  });
+
   it('hands out frozen settings', () => {
     expect(Object.isFrozen(createFaultSwitch().get())).toBe(true);
   });

@@ -63,6 +63,11 @@ export interface FaultSwitch {
   get(): FaultSettings;
   /** Changes only the given knobs and answers the full new state; throws `FaultSettingsError` and changes nothing on bad input. */
   set(patch: Partial<FaultSettings>): FaultSettings;
+  /**
+   * Calls `listener` with the new settings after each successful `set()` (how a server cuts its open streams
+   * when the mode turns `down`). Returns the function that removes it; whoever adds a listener removes it.
+   */
+  onChange(listener: (settings: FaultSettings) => void): () => void;
 }
 
 const KNOBS = Object.keys(FAULT_ENV_VARS) as (keyof FaultSettings)[];
@@ -149,13 +154,23 @@ export function faultSettingsFromEnv(env: NodeJS.ProcessEnv): Partial<FaultSetti
  */
 export function createFaultSwitch(initial: Partial<FaultSettings> = {}): FaultSwitch {
   let current: FaultSettings = Object.freeze({ ...DEFAULT_FAULT_SETTINGS, ...validateFaultPatch(initial) });
+  const listeners = new Set<(settings: FaultSettings) => void>();
   return {
     get: function getFaults() {
       return current;
     },
     set: function setFaults(patch) {
       current = Object.freeze({ ...current, ...validateFaultPatch(patch) });
+      for (const listener of [...listeners]) listener(current);
       return current;
+    },
+    onChange: function onFaultChange(listener) {
+      // Wrapped, so adding the same function twice gives two independent registrations.
+      const registered = (settings: FaultSettings): void => listener(settings);
+      listeners.add(registered);
+      return function removeFaultListener() {
+        listeners.delete(registered);
+      };
     },
   };
 }

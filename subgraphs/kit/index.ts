@@ -1,6 +1,8 @@
 // The shared kit of the demo subgraphs: server builder, fault switch, stats, router-token check, seeded data helpers.
+export { AdminInputError, createAdminApi, kitAdminRoutes, type AdminHandler, type AdminRoute, type KitAdminTargets } from './admin-api.js';
 export { PRODUCT_COUNT, productIds } from './catalog.js';
-export { createDemoSubgraph, type DemoSubgraphSpec, type ResolverMap } from './create-demo-subgraph.js';
+export { createDemoSubgraph, type DemoSubgraphSpec, type FieldResolver, type ResolverMap, type SubscriptionResolver } from './create-demo-subgraph.js';
+export { createEventSource, DEFAULT_EVENT_BUFFER, type EventSource, type EventSourceOptions, type SubscribeOptions } from './event-source.js';
 export {
   createFaultSwitch,
   DEFAULT_FAULT_SETTINGS,
@@ -17,7 +19,7 @@ export {
 export { hashSeed, intBetween, mulberry32, pick, randomFor, type Random } from './prng.js';
 export { describeRunning, runStandalone } from './run-standalone.js';
 export { readSchemaFile } from './schema-file.js';
-export { createSubgraphStats, type StatsSnapshot, type SubgraphStats } from './subgraph-stats.js';
+export { createSubgraphStats, type StatsSnapshot, type SubgraphStats, type SubscriptionCounters } from './subgraph-stats.js';
 export { createTableSource, type BatchSource } from './table-source.js';
 export {
   createTokenGate,
@@ -28,6 +30,8 @@ export {
   TokenRequirementError,
   tokenRequirementFromEnv,
   validateTokenRequirement,
+  type ConnectionTokenCheck,
+  type TokenGate,
 } from './token-gate.js';
 export {
   createTokenVerifier,
@@ -37,6 +41,7 @@ export {
   type TokenVerifierOptions,
   type VerifiedToken,
 } from './token-verifier.js';
+export { createWebSocketTransport, DEFAULT_WEBSOCKET_KEEP_ALIVE_MS, WEBSOCKET_CLOSE, type WebSocketEndpoint, type WebSocketTransportParts } from './websocket-transport.js';
 export type {
   Authenticate,
   AuthenticationRefusal,

@@ -1,7 +1,19 @@
-// Counters of a demo subgraph, read by tests and demos through GET /admin/stats.
+// Counters of a demo subgraph, read by tests and demos through GET /admin/stats (and GET /admin/subscriptions).
+
+/** Subscriptions over either transport (GraphQL over WebSocket, GraphQL over SSE). */
+export interface SubscriptionCounters {
+  /** Subscriptions streaming right now (a gauge: `reset()` leaves it alone). */
+  open: number;
+  /** GraphQL over WebSocket connections open right now, with or without subscriptions (a gauge). */
+  connections: number;
+  /** Subscriptions that started streaming (a subscribe that failed, e.g. a bad argument, is not counted). */
+  started: number;
+  /** Events sent to subscribers, over all subscriptions. */
+  events: number;
+}
 
 export interface StatsSnapshot {
-  /** Every HTTP request, admin and health checks included. */
+  /** Every HTTP request, admin and health checks and WebSocket upgrades included. */
   requests: number;
   /** Requests to `/graphql`, whatever their fate (faults included). */
   graphqlRequests: number;
@@ -9,14 +21,15 @@ export interface StatsSnapshot {
   entityRequests: number;
   /** Calls (= batches) per data source, keyed by loader name. */
   dataSourceCalls: Record<string, number>;
-  /** `/graphql` requests the client gave up on before they were answered (hanging ones included). */
+  /** `/graphql` requests the client gave up on before they were answered (hanging ones included; not an SSE stream the client ended). */
   aborted: number;
   /** `/graphql` requests the authentication step did not let through (401, 403, 503 when the router's keys were unreachable, 500). */
   unauthorized: number;
-  /** `/graphql` requests being handled right now (a gauge: `reset()` leaves it alone). */
+  /** `/graphql` requests being handled right now, SSE subscription streams included (a gauge: `reset()` leaves it alone). */
   inFlight: number;
   /** W3C `traceparent` headers of the latest `/graphql` requests (at most 200, oldest dropped): which trace each call belonged to. */
   traceparents: string[];
+  subscriptions: SubscriptionCounters;
 }
 
 const TRACEPARENTS_KEPT = 200;
@@ -25,7 +38,7 @@ const TRACEPARENTS_KEPT = 200;
 export interface SubgraphStats extends StatsSnapshot {
   /** A copy of the counters, for JSON answers and assertions. */
   snapshot(): StatsSnapshot;
-  /** Zeroes every counter except the `inFlight` gauge, which must keep matching reality. */
+  /** Zeroes every counter except the gauges (`inFlight`, `subscriptions.open`, `subscriptions.connections`), which must keep matching reality. */
   reset(): void;
 }
 
@@ -46,6 +59,7 @@ export function createSubgraphStats(): SubgraphStats {
     unauthorized: 0,
     inFlight: 0,
     traceparents: [],
+    subscriptions: { open: 0, connections: 0, started: 0, events: 0 },
     snapshot: function snapshotStats() {
       return {
         requests: stats.requests,
@@ -56,6 +70,7 @@ export function createSubgraphStats(): SubgraphStats {
         unauthorized: stats.unauthorized,
         inFlight: stats.inFlight,
         traceparents: [...stats.traceparents],
+        subscriptions: { ...stats.subscriptions },
       };
     },
     reset: function resetStats() {
@@ -65,6 +80,8 @@ export function createSubgraphStats(): SubgraphStats {
       stats.aborted = 0;
       stats.unauthorized = 0;
       stats.traceparents = [];
+      stats.subscriptions.started = 0;
+      stats.subscriptions.events = 0;
       for (const name of Object.keys(stats.dataSourceCalls)) stats.dataSourceCalls[name] = 0;
     },
   };

@@ -59,3 +59,20 @@ export function createServerPool(): { start(subgraph: DemoSubgraph): Promise<Run
 export function productRepresentations(count: number, from = 1): { __typename: 'Product'; id: string }[] {
   return Array.from({ length: count }, (_, i) => ({ __typename: 'Product' as const, id: String(from + i) }));
 }
+
+/** POSTs JSON to an admin route and parses the answer. */
+export async function postAdmin(running: RunningSubgraph, path: string, body: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${baseUrl(running)}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: response.status, body: await response.json() };
+}
+
+/** The next `count` values of a stream (awaited one by one, no timers); the stream stays open. */
+export async function take<T>(stream: AsyncIterator<T>, count: number): Promise<T[]> {
+  const values: T[] = [];
+  while (values.length < count) {
+    const next = await stream.next();
+    if (next.done) throw new Error(`stream ended after ${values.length} of ${count} values`);
+    values.push(next.value);
+  }
+  return values;
+}

@@ -6,7 +6,7 @@ import { createDemoSubgraph } from './create-demo-subgraph.js';
 import { runStandalone } from './run-standalone.js';
 import { baseUrl, createServerPool, readStats } from './test-client.js';
 import { startTestTokenIssuer, type TestTokenIssuer } from './test-token-issuer.js';
-import { tokenRequirementFromEnv, validateTokenRequirement } from './token-gate.js';
+import { createTokenGate, tokenRequirementFromEnv, validateTokenRequirement } from './token-gate.js';
 import type { CallerContext } from './types.js';
 
 const PRODUCT_QUERY = /* GraphQL */ `query { product(id: "1") { id name } }`;
@@ -209,6 +209,20 @@ describe('router tokens: switching at run time', () => {
     expect(seen).toEqual([`Bearer ${token}`]);
     subgraph.requireTokens(undefined);
     expect((await post(running.url, PRODUCT_QUERY)).status).toBe(403);
+  });
+});
+
+describe('router tokens: outside HTTP (verifyConnection)', () => {
+  it('runs the same verifier and leaves the answer to the transport', async () => {
+    const gate = createTokenGate('inventory', validateTokenRequirement({ jwksUrl: router.jwksUrl }), () => undefined);
+    const token = await router.mint('inventory', { subject: 'user-7', scopes: ['stock:read'], lifetimeSeconds: 30 });
+    const passed = await gate.verifyConnection(`Bearer ${token}`);
+    expect(passed).toEqual({ ok: true, caller: { subject: 'user-7', scopes: ['stock:read'] }, expiresAt: expect.any(Date) });
+    if (passed.ok) expect(passed.expiresAt.getTime() - Date.now()).toBeGreaterThan(25_000);
+    expect(await gate.verifyConnection(undefined)).toEqual({ ok: false, status: 401, message: 'inventory subgraph: missing bearer token' });
+    expect(await gate.verifyConnection(`Bearer ${await router.mint('product')}`)).toEqual({ ok: false, status: 401, message: 'inventory subgraph: token is not for inventory' });
+    const offline = createTokenGate('inventory', validateTokenRequirement({ jwksUrl: 'http://127.0.0.1:9/jwks.json' }), () => undefined);
+    expect(await offline.verifyConnection(`Bearer ${token}`)).toEqual({ ok: false, status: 503, message: 'inventory subgraph: router keys unavailable' });
   });
 });
 

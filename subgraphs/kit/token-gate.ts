@@ -1,6 +1,6 @@
 // The router-token check in front of a demo subgraph's /graphql: its settings (options or environment) and the authentication hook.
 import type { IncomingMessage } from 'node:http';
-import { createTokenVerifier } from './token-verifier.js';
+import { createTokenVerifier, type VerifiedToken } from './token-verifier.js';
 import type { Authenticate, AuthenticationRefusal, SubgraphCaller, TokenRequirement } from './types.js';
 
 /** `iss` of the router's tokens when the requirement names none. */
@@ -44,19 +44,37 @@ export function tokenRequirementFromEnv(env: NodeJS.ProcessEnv): Readonly<Requir
   return validateTokenRequirement({ jwksUrl, issuer }, `${TOKEN_ENV_VARS.jwksUrl}/${TOKEN_ENV_VARS.issuer}`);
 }
 
+/** The outcome of checking a router token outside HTTP (a WebSocket's `connection_init`). */
+export type ConnectionTokenCheck =
+  | { ok: true; caller: SubgraphCaller; /** The token's `exp`: the connection must end then. */ expiresAt: Date }
+  /** 401: no usable token (refuse the connection). 503: the router's keys could not be fetched (try again later). */
+  | { ok: false; status: 401 | 503; message: string };
+
+/** One subgraph's check of the router's tokens, for each transport that carries them. */
+export interface TokenGate {
+  /** The `/graphql` HTTP hook: reads `Authorization`, hands a verified caller to `onCaller`. */
+  authenticate: Authenticate;
+  /**
+   * The same check for a token that did not come in an HTTP request's header, e.g. the `authorization`
+   * of a graphql-ws `connection_init` payload (`Bearer <jwt>`). Never throws.
+   */
+  verifyConnection(authorization: string | null | undefined): Promise<ConnectionTokenCheck>;
+}
+
 /**
- * The authentication hook that lets a request through only with a router token for `audience`:
+ * Lets a request or connection through only with a router token for `audience`:
  * 1. the verifier checks signature (keys from the JWKS URL, cached by jose and refetched on an unknown `kid`),
  *    `iss`, `aud` = `audience`, `exp`/`nbf`, `act.sub` = `switchyard-router` and `typ` = `at+jwt`;
- * 2. a pass hands the caller to `onCaller` (the subgraph's per-request map) and returns `true`;
- * 3. a refusal answers 401 with a `WWW-Authenticate` challenge (RFC 6750 §3: no error code when no
+ * 2. over HTTP, a pass hands the caller to `onCaller` (the subgraph's per-request map) and returns `true`;
+ * 3. over HTTP, a refusal answers 401 with a `WWW-Authenticate` challenge (RFC 6750 §3: no error code when no
  *    credentials were sent at all, `invalid_token` otherwise); a JWKS outage answers 503, never a pass.
+ * `verifyConnection` runs the same verifier and leaves the answer to the transport.
  */
 export function createTokenGate(
   audience: string,
   requirement: Readonly<Required<TokenRequirement>>,
   onCaller: (req: IncomingMessage, caller: SubgraphCaller) => void,
-): Authenticate {
+): TokenGate {
   const verifier = createTokenVerifier({
     audience,
     issuer: requirement.issuer,
@@ -65,17 +83,25 @@ export function createTokenGate(
     type: ROUTER_TOKEN_TYPE,
   });
   const realm = `realm="${quoted(audience)}"`;
-  return async function verifyRouterToken(req): Promise<true | AuthenticationRefusal> {
-    const authorization = req.headers.authorization;
-    const check = await verifier.verify(authorization);
-    if (check.ok) {
-      onCaller(req, Object.freeze({ subject: check.subject, scopes: Object.freeze([...check.scopes]) }));
-      return true;
-    }
-    const message = `${audience} subgraph: ${check.reason}`;
-    if (check.status === 503) return { status: 503, message, code: 'SERVICE_UNAVAILABLE' };
-    const challenge = !authorization?.trim() ? `Bearer ${realm}` : `Bearer ${realm}, error="invalid_token", error_description="${quoted(check.reason)}"`;
-    return { status: 401, message, code: 'UNAUTHENTICATED', headers: { 'www-authenticate': challenge } };
+  const callerOf = (check: VerifiedToken): SubgraphCaller => Object.freeze({ subject: check.subject, scopes: Object.freeze([...check.scopes]) });
+  return {
+    authenticate: async function verifyRouterToken(req): Promise<true | AuthenticationRefusal> {
+      const authorization = req.headers.authorization;
+      const check = await verifier.verify(authorization);
+      if (check.ok) {
+        onCaller(req, callerOf(check));
+        return true;
+      }
+      const message = `${audience} subgraph: ${check.reason}`;
+      if (check.status === 503) return { status: 503, message, code: 'SERVICE_UNAVAILABLE' };
+      const challenge = !authorization?.trim() ? `Bearer ${realm}` : `Bearer ${realm}, error="invalid_token", error_description="${quoted(check.reason)}"`;
+      return { status: 401, message, code: 'UNAUTHENTICATED', headers: { 'www-authenticate': challenge } };
+    },
+    verifyConnection: async function verifyConnectionToken(authorization): Promise<ConnectionTokenCheck> {
+      const check = await verifier.verify(authorization);
+      if (check.ok) return { ok: true, caller: callerOf(check), expiresAt: check.expiresAt };
+      return { ok: false, status: check.status, message: `${audience} subgraph: ${check.reason}` };
+    },
   };
 }
 

@@ -34,6 +34,11 @@ export interface SubgraphOptions {
    * `ROUTER_JWKS_URL` / `ROUTER_TOKEN_ISSUER` read from `env`. Default: from `env`, else off.
    */
   requireTokens?: TokenRequirement;
+  /**
+   * For a subgraph with a `Subscription` type: how often its GraphQL over WebSocket clients are pinged, in ms; one
+   * that does not pong within the same time is terminated. Default 12 000; 0 turns the heartbeat off.
+   */
+  webSocketKeepAliveMs?: number;
 }
 
 /** Where the router's keys are and who issues its tokens. */
@@ -72,12 +77,18 @@ export interface DemoSubgraph {
    * every server `listen()` started. When on, a `/graphql` request needs `Authorization: Bearer <token>`
    * signed by a key of `jwksUrl`, with `aud` = this subgraph's name, `iss` = `issuer`, `act.sub` =
    * `switchyard-router` and header `typ: at+jwt`; otherwise 401 (503 when the JWKS cannot be fetched).
+   * A GraphQL over WebSocket connection shows the same token at `connection_init` (payload `authorization`, else the
+   * upgrade's `Authorization` header) or is closed 4403 (1013 when the JWKS cannot be fetched); an accepted connection
+   * keeps its verdict until its token's `exp`, when it is closed 4401. SSE subscriptions are `/graphql` requests.
    * `/admin/*` and `/healthz` stay open. Throws a TypeError, changing nothing, when `jwksUrl` is not an http(s) URL.
    */
   requireTokens(options: TokenRequirement | undefined): void;
   /** The token requirement in force (issuer filled in), `undefined` when verification is off. */
   readonly requiredTokens: Readonly<Required<TokenRequirement>> | undefined;
-  /** Serves the subgraph over HTTP. Port 0 picks a free port; default `defaultPort`. Host default `127.0.0.1`. */
+  /**
+   * Serves the subgraph over HTTP (and, with a `Subscription` type, GraphQL over WebSocket at the same `/graphql`).
+   * Port 0 picks a free port; default `defaultPort`. Host default `127.0.0.1`.
+   */
   listen(port?: number, host?: string): Promise<RunningSubgraph>;
 }
 
@@ -86,6 +97,6 @@ export interface RunningSubgraph {
   /** `http://127.0.0.1:PORT/graphql` */
   readonly url: string;
   readonly port: number;
-  /** Stops accepting, destroys open sockets (hanging requests included) and clears pending timers. Idempotent. */
+  /** Stops accepting, destroys open sockets (hanging requests, SSE streams and WebSockets included) and clears pending timers. Idempotent. */
   close(): Promise<void>;
 }

@@ -48,7 +48,8 @@ export async function startFederationStack(options: FederationStackOptions = {})
     for (const f of list) await publishSubgraph(db, { name: f.name, url: fixtures.get(f.name)!.url, sdl: f.sdl }, compositionCheck);
     if (options.demo) {
       for (const name of DEMO_SUBGRAPH_NAMES) {
-        const subgraph = demoSubgraphs[name]({ env: {} });
+        // Stock moves only when a test pushes it (POST /admin/inventory), so every subscription event is the test's own.
+        const subgraph = demoSubgraphs[name]({ env: { INVENTORY_TICK_MS: '0' } });
         const running = await subgraph.listen(0);
         demos.push(running);
         await publishSubgraph(db, { name, url: running.url, sdl: subgraph.sdl }, compositionCheck);

@@ -77,7 +77,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const db = await openMigrated(store);
   try {
     for (const name of names) {
-      const subgraph = demoSubgraphs[name]({ env: {} });
+      // Stock moves only when a test pushes it (POST /admin/inventory), so every subscription event is the test's own.
+      const subgraph = demoSubgraphs[name]({ env: { INVENTORY_TICK_MS: '0' } });
       const running = await subgraph.listen(0);
       started[name] = { subgraph, running };
       await publishSubgraph(db, { name, url: running.url, sdl: subgraph.sdl }, compositionCheck);
