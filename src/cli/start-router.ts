@@ -223,6 +223,8 @@ async function endSubscriptions(subscriptions: OpenSubscriptions, websockets: Ru
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBSCRIPTION_FLUSH_MS)))]);
   clearTimeout(timer);
+  // graphql-ws writes a stream's last `error` message a few promise turns after the stream threw: let them run, so it goes before the close frame.
+  await new Promise((resolve) => setImmediate(resolve));
   websockets.closeAll(1012, 'service restart');
   await websockets.close();
 }

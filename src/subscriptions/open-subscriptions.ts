@@ -35,6 +35,12 @@ export function endOf(result: ExecutionResult): { code: ErrorCode; error: GraphQ
 const LIMIT_RETRY_AFTER_SECONDS = 5;
 /** Events a client may have waiting before the oldest is dropped (a live screen wants the latest). */
 const MAX_WAITING_EVENTS = 256;
+/**
+ * How long before its user token's `exp` a subscription ends with TOKEN_EXPIRED, in ms. The
+ * subgraph tokens of its upstream share never outlive that token (decision 004), so the subgraph
+ * may end the upstream at the very same instant; ending first says why, rather than a subgraph's end.
+ */
+const EXPIRY_MARGIN_MS = 1_000;
 /** Events of one group being completed at once; beyond, an event is dropped for every member. */
 const MAX_EVENTS_IN_FLIGHT = 64;
 
@@ -141,7 +147,7 @@ export class OpenSubscriptions {
       subscription.end('SUBGRAPH_UNAVAILABLE', clientError('SUBGRAPH_UNAVAILABLE', `The subscription could not be opened: ${(error as Error).message}`));
     }
     // 3. The user token's end is the subscription's.
-    if (principal) subscription.expireAt(principal.expiresAt.getTime());
+    if (principal) subscription.expireAt(principal.expiresAt.getTime() - EXPIRY_MARGIN_MS);
     return subscription;
   }
 
@@ -383,7 +389,7 @@ class EventGroup {
   /** The upstream ended: every member ends with it, after the events already being completed. */
   #end(reason: EndReason, error?: GraphQLError): void {
     void this.#delivered.then(() => {
-      for (const member of [...this.#members]) member.end(reason, error);
+      for (const member of [...this.#members]) member.endWithUpstream(reason, error);
     });
   }
 }
@@ -412,11 +418,22 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
 
   expireAt(at: number): void {
     const left = at - Date.now();
-    const expire = () => this.end('TOKEN_EXPIRED', requestError('TOKEN_EXPIRED', 'The token that opened this subscription expired: subscribe again with a fresh token.'));
+    const expire = () => this.#expire();
     if (left <= 0) return expire();
     // Timers longer than 2^31-1 ms fire at once: a token that far out is re-armed when it nears.
     this.#expiry = setTimeout(() => (Date.now() >= at ? expire() : this.expireAt(at)), Math.min(left, 2 ** 31 - 1));
     this.#expiry.unref();
+  }
+
+  /** The upstream ended: because the user's token is expiring (its subgraph token with it), or for its own reason. */
+  endWithUpstream(reason: EndReason, error?: GraphQLError): void {
+    const expiresAt = this.request.state.principal?.expiresAt.getTime();
+    if (expiresAt !== undefined && Date.now() >= expiresAt - 2 * EXPIRY_MARGIN_MS) return this.#expire();
+    this.end(reason, error);
+  }
+
+  #expire(): void {
+    this.end('TOKEN_EXPIRED', requestError('TOKEN_EXPIRED', 'The token that opened this subscription expired: subscribe again with a fresh token.'));
   }
 
   push(result: ExecutionResult): void {

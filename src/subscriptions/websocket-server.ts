@@ -141,24 +141,25 @@ function connectionToken(params: Record<string, unknown> | undefined): string | 
 function streamOf(result: ExecutionResult | AsyncIterable<ExecutionResult>): ExecutionResult | AsyncIterable<ExecutionResult> {
   if (!isAsyncIterable(result)) return result;
   const source = result[Symbol.asyncIterator]();
-  return {
+  // An iterator, not only an iterable: graphql-ws calls `return()` on what it was given when the client leaves.
+  const stream: AsyncIterableIterator<ExecutionResult> = {
+    async next() {
+      const next = await source.next();
+      const ended = next.done ? undefined : endOf(next.value);
+      if (ended) {
+        await source.return?.();
+        throw ended.error;
+      }
+      return next;
+    },
+    async return() {
+      return (await source.return?.()) ?? { done: true, value: undefined };
+    },
     [Symbol.asyncIterator]() {
-      return {
-        async next() {
-          const next = await source.next();
-          const ended = next.done ? undefined : endOf(next.value);
-          if (ended) {
-            await source.return?.();
-            throw ended.error;
-          }
-          return next;
-        },
-        async return() {
-          return (await source.return?.()) ?? { done: true, value: undefined };
-        },
-      };
+      return stream;
     },
   };
+  return stream;
 }
 
 /** A refused subscribe (a result with errors only, or an HTTP refusal before execution) as graphql-ws errors. */

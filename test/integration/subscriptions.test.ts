@@ -294,11 +294,11 @@ describe('subscriptions when the subgraph fails, and at shutdown', () => {
 
   it('shutdown: WebSocket clients get SHUTTING_DOWN and close code 1012', async () => {
     const router = await stack.startRouter();
+    let watched!: Watched;
     const closed = new Promise<number>((resolve) => {
       const client = createWsClient({ url: router.url.replace(/^http/, 'ws'), webSocketImpl: WebSocket, retryAttempts: 0, on: { closed: (event) => resolve((event as { code: number }).code) } });
       watched = watch(client, STOCK, { id: '9' });
     });
-    let watched!: Watched;
     await eventually(() => router.subscriptions.size === 1, { what: 'subscribed' });
     await router.close();
     expect(await closed).toBe(1012);
