@@ -9,8 +9,14 @@ export function readsMultipartSubscriptions(accept: string | null | undefined): 
 }
 
 const BOUNDARY = 'graphql';
-const PART_HEAD = `\r\n--${BOUNDARY}\r\nContent-Type: application/json; charset=utf-8\r\n\r\n`;
-const END = `\r\n--${BOUNDARY}--\r\n`;
+/**
+ * Each part is closed by the boundary that follows it, written with the part: a reader hands a part
+ * on only once it sees the next boundary, so a part whose boundary waited for the next one would
+ * reach the client a heartbeat late.
+ */
+const OPENING = `\r\n--${BOUNDARY}`;
+const part = (body: string) => `\r\nContent-Type: application/json; charset=utf-8\r\n\r\n${body}\r\n--${BOUNDARY}`;
+const END = '--\r\n';
 
 /**
  * The protocol as Apollo Client reads it:
@@ -34,11 +40,11 @@ export function multipartSubscriptionResponse(
   const stream = new fetchAPI.ReadableStream<Uint8Array>({
     start(controller) {
       heartbeat = setInterval(() => {
-        if (controller.desiredSize !== null && controller.desiredSize > 0) controller.enqueue(encoder.encode(`${PART_HEAD}{}`));
+        if (controller.desiredSize !== null && controller.desiredSize > 0) controller.enqueue(encoder.encode(part('{}')));
       }, Math.min(heartbeatMs, 5_000));
       heartbeat.unref();
       // The first part at once: some proxies hold a response until its first bytes.
-      controller.enqueue(encoder.encode(`${PART_HEAD}{}`));
+      controller.enqueue(encoder.encode(OPENING + part('{}')));
     },
     async pull(controller) {
       let next: IteratorResult<ExecutionResult>;
@@ -56,8 +62,9 @@ export function multipartSubscriptionResponse(
         return;
       }
       const ended = endOf(next.value);
-      const body = ended ? `{"payload":null,"errors":[${JSON.stringify(ended.error.toJSON())}]}` : `{"payload":${serialize(next.value)}}`;
-      controller.enqueue(encoder.encode(PART_HEAD + body));
+      // A transport error: Apollo Client raises it as the subscription's error.
+      const body = ended ? `{"payload":null,${serialize({ errors: [ended.error] }).slice(1)}` : `{"payload":${serialize(next.value)}}`;
+      controller.enqueue(encoder.encode(part(body)));
     },
     async cancel() {
       clearInterval(heartbeat);

@@ -136,7 +136,7 @@ describe('subscriptions', () => {
     let resolveFirst!: () => void;
     const first = new Promise<void>((resolve) => (resolveFirst = resolve));
     const stop = client.subscribe({ query: STOCK, variables: { id: '3' } }, { next: (event) => { received.push(event as ExecutionResult); resolveFirst(); }, error: () => {}, complete: () => {} });
-    await eventually(() => stack.router.subscriptions.size === 1, { what: 'the SSE subscription open' });
+    await eventually(async () => (await subgraphSubscriptions(stack)).open === 1, { what: 'the SSE subscription open at the subgraph' });
     await push(stack, '3', 12);
     await first;
     await expectCompleted(stack, received[0], '3', 12);
@@ -150,7 +150,7 @@ describe('subscriptions', () => {
     let resolveFirst!: () => void;
     const first = new Promise<void>((resolve) => (resolveFirst = resolve));
     const subscription = apollo.subscribe({ query: gql(STOCK), variables: { id: '4' } }).subscribe({ next: (event) => { received.push(event as ExecutionResult); resolveFirst(); } });
-    await eventually(() => stack.router.subscriptions.size === 1, { what: 'the multipart subscription open' });
+    await eventually(async () => (await subgraphSubscriptions(stack)).open === 1, { what: 'the multipart subscription open at the subgraph' });
     await push(stack, '4', 7);
     await first;
     const changed = (received[0].data as { inventoryChanged: { inStock: number; product: { name: string; reviews: unknown[] } } }).inventoryChanged;
@@ -196,7 +196,7 @@ describe('subscriptions', () => {
         clients.push(client);
         return watch(client, STOCK, { id: '5' });
       });
-      await eventually(() => stack.router.subscriptions.size === 2, { what: 'two open' });
+      await eventually(async () => stack.router.subscriptions.size === 2 && (await subgraphSubscriptions(stack)).open === 1, { what: 'two open, one upstream' });
       const refusedClient = wsClient(stack);
       clients.push(refusedClient);
       const refused = watch(refusedClient, STOCK, { id: '5' });
@@ -220,7 +220,7 @@ describe('subscriptions', () => {
     clients.push(client);
     const kept = watch(client, `subscription Kept { inventoryChanged(productId: "6") { inStock product { name } } }`, {});
     const broken = watch(client, `subscription Broken { inventoryChanged(productId: "6") { inStock warehouse } }`, {});
-    await eventually(() => stack.router.subscriptions.size === 2, { what: 'both open' });
+    await eventually(async () => stack.router.subscriptions.size === 2 && (await subgraphSubscriptions(stack)).open === 2, { what: 'both open at the subgraph' });
     const inventory = stack.subgraphs.inventory;
     // The inventory subgraph drops `Inventory.warehouse` (with a description change, so the graph differs).
     const sdl = inventory.subgraph.sdl.replace(/\n\s*"Null when the stock is not assigned to a warehouse."\n\s*warehouse: String/, '');
