@@ -23,6 +23,11 @@ export interface AuditEntry {
   errorCodes: readonly string[];
   /** Whether the response was whole (`extensions.completeness.complete`). */
   complete: boolean;
+  /**
+   * What else the row says, as JSON (column `detail`): a subscription's rows carry
+   * `{ subscription: { event: "start" | "end", events, endReason } }`. Default none.
+   */
+  detail?: Record<string, unknown> | null;
 }
 
 /** One row as stored: its JSON is a spill line, and the INSERT takes it field by field. */
@@ -105,6 +110,7 @@ function toRecord(entry: AuditEntry, writerId: string, seq: number): StoredRow {
     duration_ms: Number.isFinite(durationMs) ? durationMs : 0,
     error_codes: texts(entry.errorCodes),
     complete: entry.complete === true,
+    detail: entry.detail && typeof entry.detail === 'object' ? entry.detail : null,
   };
 }
 

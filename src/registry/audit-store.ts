@@ -61,17 +61,17 @@ export interface AuditQuery {
  * throwaway method, two runs each, alternated).
  */
 const INSERT_SQL = `insert into audit_log (writer_id, writer_seq, at, request_id, trace_id, client, subject, operation_name,
-    operation_hash, subgraphs, status, duration_ms, error_codes, complete)
-  select $14::uuid, u.writer_seq, u.at, u.request_id, u.trace_id, u.client, u.subject, u.operation_name,
-    u.operation_hash, coalesce(u.subgraphs::text[], '{}'), u.status, u.duration_ms, coalesce(u.error_codes::text[], '{}'), u.complete
+    operation_hash, subgraphs, status, duration_ms, error_codes, complete, detail)
+  select $15::uuid, u.writer_seq, u.at, u.request_id, u.trace_id, u.client, u.subject, u.operation_name,
+    u.operation_hash, coalesce(u.subgraphs::text[], '{}'), u.status, u.duration_ms, coalesce(u.error_codes::text[], '{}'), u.complete, u.detail::jsonb
   from unnest($1::text[], $2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-      $9::text[], $10::integer[], $11::double precision[], $12::text[], $13::boolean[]) with ordinality
-    as u(request_id, writer_seq, at, trace_id, client, subject, operation_name, operation_hash, subgraphs, status, duration_ms, error_codes, complete, n)
+      $9::text[], $10::integer[], $11::double precision[], $12::text[], $13::boolean[], $14::text[]) with ordinality
+    as u(request_id, writer_seq, at, trace_id, client, subject, operation_name, operation_hash, subgraphs, status, duration_ms, error_codes, complete, detail, n)
   order by u.n
   on conflict (writer_id, writer_seq, at) do nothing`;
 
-/** The fields behind $1 to $13, in order; the two text[] columns travel as text, one array literal per row. */
-const INSERT_FIELDS = ['request_id', 'writer_seq', 'at', 'trace_id', 'client', 'subject', 'operation_name', 'operation_hash', 'subgraphs', 'status', 'duration_ms', 'error_codes', 'complete'] as const;
+/** The fields behind $1 to $14, in order; the two text[] columns travel as text, one array literal per row, and `detail` as its JSON text. */
+const INSERT_FIELDS = ['request_id', 'writer_seq', 'at', 'trace_id', 'client', 'subject', 'operation_name', 'operation_hash', 'subgraphs', 'status', 'duration_ms', 'error_codes', 'complete', 'detail'] as const;
 const ARRAY_FIELDS: ReadonlySet<string> = new Set(['subgraphs', 'error_codes']);
 
 const ARRAY_QUOTED = /["\\]/g;

@@ -61,6 +61,8 @@ export interface StreamRecord {
   /** The error codes of every payload so far, and whether the answer so far is whole (the last payload's completeness). */
   errorCodes: string[];
   complete: boolean;
+  /** A subscription's end: `client`, `complete`, or the code of the error it ended with (undefined: not ended, or not a subscription). */
+  endReason?: string;
 }
 
 /** What the audit plugin gathers of a request until its row is written. */

@@ -456,6 +456,7 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
     group?.remove(this);
     this.#owner.forget(this, reason);
     const stream = this.request.state.stream;
+    if (stream) stream.endReason = reason;
     if (stream && error) {
       stream.errorCodes.push(String(error.extensions.code));
       stream.complete = false;

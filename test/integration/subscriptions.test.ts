@@ -169,6 +169,14 @@ describe('subscriptions', () => {
     await watched.ended;
     expect(watched.completed).toBe(false);
     expect((watched.error as { extensions?: { code?: string } }[])[0].extensions?.code).toBe('TOKEN_EXPIRED');
+    // The audit log has its start and its end, with why it ended.
+    let details: { subscription: { event: string; endReason?: string; events?: number } }[] = [];
+    await eventually(async () => {
+      const { rows } = await stack.db.query<{ detail: (typeof details)[number] }>(`select detail from audit_log where subject = 'alice' and operation_name = 'Stock' order by writer_seq`);
+      details = rows.map((row) => row.detail);
+      return details.length === 2;
+    }, { what: 'two audit rows for the subscription' });
+    expect(details).toEqual([{ subscription: { event: 'start' } }, { subscription: { event: 'end', events: 0, endReason: 'TOKEN_EXPIRED' } }]);
   });
 
   it('a permission revoked live ends the subscriptions that read the field with FORBIDDEN', async () => {
