@@ -16,7 +16,7 @@ import type { SubgraphEndpoint } from '../gateway/gateway-schema.js';
 import { GraphHolder } from '../gateway/served-graph.js';
 import { createRouter, type Router } from '../router.js';
 import { UpstreamHub } from '../subscriptions/upstream-hub.js';
-import { OpenSubscriptions } from '../subscriptions/open-subscriptions.js';
+import { OpenSubscriptions, type OpenSubscriptionsOptions } from '../subscriptions/open-subscriptions.js';
 import { serveWebSockets, type RunningWebSockets } from '../subscriptions/websocket-server.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
 import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
@@ -154,31 +154,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
   }
 
   const authorizer = new Authorizer({ book: permissions, defaultPolicy: config.authorizationDefault });
-  // Subscriptions (docs/subscriptions.md): upstream shares per subgraph, client streams, limits and ends.
-  const hub = new UpstreamHub({
-    tokens: sourceDeps.tokens,
-    onUpstreams: (subgraph, delta) => metrics.subscriptionUpstreams.inc({ subgraph }, delta),
-    onConnections: (subgraph, delta) => metrics.subscriptionUpstreamConnections.inc({ subgraph }, delta),
-    onEventIn: (subgraph) => metrics.subscriptionEventsIn.inc({ subgraph }),
-    onReconnect: (subgraph) => metrics.subscriptionUpstreamReconnects.inc({ subgraph }),
-  });
-  const subscriptions = new OpenSubscriptions({
-    hub,
-    graph,
-    authorizer,
-    permissions,
-    policies,
-    maxSubscriptions: config.maxSubscriptions,
-    perUserTokens: config.subgraphTokens,
-    defaultDeadlineMs: config.defaultDeadlineMs,
-    metrics,
-    logger,
-    tracer: tracing?.tracer,
-  });
-  resources.push(() => {
-    subscriptions.close();
-    hub.close();
-  }, 'subscriptions could not be closed');
+  const { hub, subscriptions } = openSubscriptions({ config, graph, metrics, logger, tracing, authorizer, permissions, policies, tokens: sourceDeps.tokens }, resources);
   const router = createRouter({
     config,
     graph,
@@ -208,6 +184,39 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
   logger.info({ url, source: config.supergraphFile ?? 'registry' }, 'router listening');
   return { url, port: address.port, graph, metrics, policies, permissions, keyRing, router, database, subscriptions, upstreams: hub, websockets, close: () => resources.close() };
+}
+
+/** Subscriptions (docs/subscriptions.md, decision 031): upstream shares per subgraph, client streams, their limits and ends. */
+function openSubscriptions(
+  deps: Pick<OpenSubscriptionsOptions, 'graph' | 'metrics' | 'logger' | 'authorizer' | 'permissions' | 'policies'> & { config: Config; metrics: RouterMetrics; tracing: ReturnType<typeof createTracing>; tokens: SubgraphTokenSource | undefined },
+  resources: ResourceStack,
+): { hub: UpstreamHub; subscriptions: OpenSubscriptions } {
+  const { config, metrics } = deps;
+  const hub = new UpstreamHub({
+    tokens: deps.tokens,
+    onUpstreams: (subgraph, delta) => metrics.subscriptionUpstreams.inc({ subgraph }, delta),
+    onConnections: (subgraph, delta) => metrics.subscriptionUpstreamConnections.inc({ subgraph }, delta),
+    onEventIn: (subgraph) => metrics.subscriptionEventsIn.inc({ subgraph }),
+    onReconnect: (subgraph) => metrics.subscriptionUpstreamReconnects.inc({ subgraph }),
+  });
+  const subscriptions = new OpenSubscriptions({
+    hub,
+    graph: deps.graph,
+    authorizer: deps.authorizer,
+    permissions: deps.permissions,
+    policies: deps.policies,
+    maxSubscriptions: config.maxSubscriptions,
+    perUserTokens: config.subgraphTokens,
+    defaultDeadlineMs: config.defaultDeadlineMs,
+    metrics,
+    logger: deps.logger,
+    tracer: deps.tracing?.tracer,
+  });
+  resources.push(() => {
+    subscriptions.close();
+    hub.close();
+  }, 'subscriptions could not be closed');
+  return { hub, subscriptions };
 }
 
 /** Longest wait for streams to send their last events at shutdown, in ms. */

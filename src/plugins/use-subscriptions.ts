@@ -6,14 +6,7 @@ import { planOfRequest } from '../gateway/plan/request-plan.js';
 import { requestStateOf } from '../request/request-state.js';
 import { multipartSubscriptionResponse, readsMultipartSubscriptions } from '../subscriptions/multipart-subscriptions.js';
 import type { OpenSubscriptions, SubscriptionTransport } from '../subscriptions/open-subscriptions.js';
-
-/** The server-context key the WebSocket transport sets on the requests it makes (subscriptions/websocket-server.ts). */
-export const WEBSOCKET_BRIDGE = Symbol('switchyard.websocket-bridge');
-
-/** What the WebSocket transport receives back: the result, unserialised (a stream, or a refusal). */
-export interface WebSocketBridge {
-  result?: ExecutionResult | AsyncIterable<ExecutionResult>;
-}
+import { WEBSOCKET_BRIDGE, type WebSocketBridge } from '../subscriptions/websocket-bridge.js';
 
 export interface SubscriptionsPluginOptions {
   subscriptions: OpenSubscriptions;

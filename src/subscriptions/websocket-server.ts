@@ -5,10 +5,12 @@ import { GraphQLError, GraphQLSchema, GraphQLObjectType, GraphQLString, parse, t
 import { WebSocketServer, type WebSocket } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { isAsyncIterable } from 'graphql-yoga';
-import type { Router } from '../router.js';
-import { WEBSOCKET_BRIDGE, type WebSocketBridge } from '../plugins/use-subscriptions.js';
+import { WEBSOCKET_BRIDGE, type WebSocketBridge } from './websocket-bridge.js';
 import { endOf } from './open-subscriptions.js';
 import type { Logger } from '../telemetry/logger.js';
+
+/** The router's fetch handler (yoga's `fetch`): the WebSocket transport sends it each subscribe message as a request. */
+export type FetchHandler = (request: Request, serverContext: Record<string | symbol, unknown>) => Promise<Response> | Response;
 
 export interface WebSocketServerOptions {
   /** The endpoint clients open WebSockets on. Default `/graphql`. */
@@ -56,7 +58,7 @@ interface BridgeContext {
  * 3. A subscription that ends with an error (TOKEN_EXPIRED, FORBIDDEN, SUBGRAPH_UNAVAILABLE...) gets
  *    a graphql-ws `error` message, never a `complete`. Its end aborts the request it was opened by.
  */
-export function serveWebSockets(server: Server, router: Router, options: WebSocketServerOptions): RunningWebSockets {
+export function serveWebSockets(server: Server, router: { fetch: FetchHandler }, options: WebSocketServerOptions): RunningWebSockets {
   const path = options.path ?? '/graphql';
   const sockets = new WebSocketServer({ noServer: true, maxPayload: options.maxPayloadBytes });
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
