@@ -259,11 +259,18 @@ class UpstreamConnection {
 
   #subscribeOn(client: TransportClient, upstream: SharedUpstream): () => void {
     const subgraph = this.#target.subgraph;
-    return client.subscribe(upstream.payload, {
-      next: (result) => upstream.next(result as ExecutionResult),
-      error: (error: unknown) => upstream.fail(upstreamError(subgraph, error)),
-      complete: () => upstream.complete(),
+    // The clients call `complete` on a subscription the router itself stopped (a renewal moved it, or its last
+    // sharer left): once stopped, nothing it says reaches the sharers.
+    let attached = true;
+    const unsubscribe = client.subscribe(upstream.payload, {
+      next: (result) => attached && upstream.next(result as ExecutionResult),
+      error: (error: unknown) => attached && upstream.fail(upstreamError(subgraph, error)),
+      complete: () => attached && upstream.complete(),
     });
+    return () => {
+      attached = false;
+      unsubscribe();
+    };
   }
 
   /** The token for the next connect, and the renewal before it expires. */

@@ -29,9 +29,9 @@ async function push(stack: Stack, productId: string, inStock: number): Promise<v
   expect(response.status).toBe(200);
 }
 
-async function subgraphSubscriptions(stack: Stack): Promise<{ open: number; connections: number }> {
+async function subgraphSubscriptions(stack: Stack): Promise<{ open: number; connections: number; started: number }> {
   const base = stack.subgraphs.inventory.running.url.replace(/\/graphql$/, '');
-  return (await (await fetch(`${base}/admin/subscriptions`)).json()) as { open: number; connections: number };
+  return (await (await fetch(`${base}/admin/subscriptions`)).json()) as { open: number; connections: number; started: number };
 }
 
 /** Events of one graphql-ws subscription as they arrive, and how it ended. */
@@ -223,6 +223,21 @@ describe('subscriptions', () => {
     }
   });
 
+  it('the cost limit is checked at subscribe', async () => {
+    await setPolicy(stack.db, 'Stock', { costLimit: 1 });
+    await eventually(() => stack.router.policies.resolve('Stock').costLimit === 1, { what: 'the policy reached the router' });
+    try {
+      const client = wsClient(stack);
+      clients.push(client);
+      const refused = watch(client, STOCK, { id: '2' });
+      await refused.ended;
+      expect((refused.error as { extensions?: { code?: string } }[])[0].extensions?.code).toBe('COST_LIMIT_EXCEEDED');
+      expect(stack.router.upstreams.counts().upstreams).toBe(0);
+    } finally {
+      await removePolicy(stack.db, 'Stock');
+    }
+  });
+
   it('a published graph keeps subscriptions whose document is still valid and ends the others with SUBSCRIPTION_SCHEMA_RELOAD', async () => {
     const client = wsClient(stack);
     clients.push(client);
@@ -274,7 +289,8 @@ describe('subscriptions', () => {
 describe('subscriptions when the subgraph fails, and at shutdown', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack();
+    // Subgraph tokens live 5 s (the shortest allowed): a subscription outlives several.
+    stack = await startStack({ config: { subgraphTokenTtlSeconds: 5 } });
     await stack.publishRoute('inventory', { subscriptions: { reconnect: { attempts: 3, initialDelayMs: 50, maxDelayMs: 200 } } });
   }, 60_000);
   afterAll(() => stack?.close());
@@ -299,6 +315,22 @@ describe('subscriptions when the subgraph fails, and at shutdown', () => {
     inventory.running = await inventory.subgraph.listen(port);
     await client.dispose();
   });
+
+  it("the router's token for the subgraph is renewed before it expires: events go on past its expiry", async () => {
+    const client = wsClient(stack);
+    const watched = watch(client, STOCK, { id: '10' });
+    await eventually(async () => (await subgraphSubscriptions(stack)).open === 1, { what: 'subscribed at the subgraph' });
+    const expiresBy = Date.now() + 5_000;
+    // The subgraph closes a connection whose token expired (4401): a renewal is a new subscription there first.
+    await eventually(async () => (await subgraphSubscriptions(stack)).started >= 2, { timeoutMs: 8_000, what: 'the subscription moved to a renewed connection' });
+    await eventually(() => Date.now() > expiresBy + 500, { timeoutMs: 8_000, what: 'the first token to expire' });
+    const next = watched.nextEvent();
+    await push(stack, '10', 33);
+    expect(((await next).data as { inventoryChanged: { inStock: number } }).inventoryChanged.inStock).toBe(33);
+    expect(watched.error).toBeUndefined();
+    expect((await subgraphSubscriptions(stack)).open).toBe(1);
+    await client.dispose();
+  }, 20_000);
 
   it('shutdown: WebSocket clients get SHUTTING_DOWN and close code 1012', async () => {
     const router = await stack.startRouter();
