@@ -1,15 +1,14 @@
 // Federation v2 cases, one supergraph each: every query's data and errors against hand-written answers, and the engine that ran it; then every query again with random @defers, its payloads merged, against the answer without them.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildClientSchema, getIntrospectionQuery, type GraphQLSchema } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeSupergraph } from '../../src/gateway/compose.js';
 import { loadConfig } from '../../src/config/load-config.js';
 import { startRouter, type RunningRouter } from '../../src/cli/start-router.js';
 import { postGraphQL, type GraphQLResponse } from '../helpers/http.js';
 import { readMetric } from '../helpers/stack.js';
-import { startFixtureSubgraph, type RunningFixture } from '../helpers/fixture-subgraph.js';
+import { byPath, errorsOf, startCaseSupergraph } from '../helpers/case-supergraph.js';
 import { askDeferred, explainDeferMismatch, sameAnswer, staleDeferBugs, toComparable, withRandomDefers, type DeferBugName, type DeferComparable } from '../differential/defer-check.js';
 import { responseNullability } from '../helpers/defer-payloads.js';
 import { FEDERATION_CASES, type CaseQuery, type FederationCase } from '../fixtures/federation-cases/index.js';
@@ -46,19 +45,10 @@ function expectedAnswer(q: CaseQuery, got: DeferComparable): Body {
   return { data: q.expected.data, errors };
 }
 
-/** Errors as the test compares them: path and code, in path order. */
-const byPath = (a: { path?: unknown }, b: { path?: unknown }) => String(JSON.stringify(a.path)).localeCompare(String(JSON.stringify(b.path)));
-const errorsOf = (body: Pick<Body, 'errors'>) => (body.errors ?? []).map((e) => ({ path: e.path, code: e.extensions?.code })).sort(byPath);
-
 /** A case's subgraphs on ephemeral ports and a router serving their supergraph from a file (no registry). */
 async function startCase(federationCase: FederationCase, dir: string) {
-  const subgraphs: RunningFixture[] = [];
+  const { subgraphs, supergraphFile: file } = await startCaseSupergraph(federationCase.name, federationCase.subgraphs, dir);
   try {
-    for (const s of federationCase.subgraphs) subgraphs.push(await startFixtureSubgraph({ sdl: s.sdl, resolvers: s.resolvers }));
-    const outcome = composeSupergraph(federationCase.subgraphs.map((s, i) => ({ name: s.name, url: subgraphs[i].url, sdl: s.sdl })));
-    if (!outcome.ok) throw new Error(`case ${federationCase.name} does not compose:\n${outcome.errors.map((e) => `${e.code}: ${e.message}`).join('\n')}`);
-    const file = path.join(dir, `${federationCase.name}.graphql`);
-    await writeFile(file, outcome.supergraphSdl);
     // `verify`: answers from graphql-js, each compared with the compiled projection's (asserted per query).
     const router = await startRouter({ config: loadConfig({ port: 0, logLevel: 'silent', supergraphFile: file, dataDir: dir, queryPlans: QUERY_PLANS, answerProjection: 'verify' }, {}) });
     // The other engine on the same subgraphs: a plan must never cost more subgraph requests than stitching.
