@@ -34,6 +34,17 @@ describe('dashboard page', () => {
     expect(html).not.toMatch(/\sstyle=|\son[a-z]+=/);
   });
 
+  it('has a subscriptions section: a table per subscribed operation, its empty state, and a line of upstream subscriptions hidden until there is one', () => {
+    const { html } = renderDashboardPage();
+    const section = /<section aria-labelledby="subscriptions-title">([\s\S]*?)<\/section>/.exec(html)![1];
+    const headers = [...section.matchAll(/<th scope="col">(.*?)<\/th>/g)].map(([, text]) => text.replace(/<[^>]+>/g, ''));
+    expect(headers).toEqual(['Operation', 'Open', 'Events out', 'Time to complete p50 / p99', 'Dropped']);
+    expect(section).toContain('<p class="empty" id="subscriptions-empty">No subscription yet: they appear once a client subscribes.</p>');
+    expect(section).toMatch(/<p class="upstreams" id="upstreams" hidden>[^<]*<span id="upstreams-list"><\/span><\/p>/);
+    // The page reads the subscription metrics by the exporter's names.
+    expect(JSON.parse(settingsBlock(html)).names).toMatchObject({ subscriptionsActive: 'switchyard_subscriptions_active', subscriptionEventDuration: 'switchyard_subscription_event_seconds' });
+  });
+
   it('embeds its settings as JSON that cannot close the script element', () => {
     const { html } = renderDashboardPage({ metricsUrl: '/metrics?x=</script><b>', pollMs: 2_000 });
     const settings = settingsBlock(html);
@@ -76,7 +87,11 @@ describe('dashboard page', () => {
       },
       fetch: async (url: string) => {
         reads.push(url);
-        return { ok: true, status: 200, text: async () => 'switchyard_circuit_state{subgraph="product"} 1\n' };
+        return {
+          ok: true,
+          status: 200,
+          text: async () => 'switchyard_circuit_state{subgraph="product"} 1\nswitchyard_subscriptions_active{operation="Stock"} 2\nswitchyard_subscription_upstreams{subgraph="inventory"} 1\n',
+        };
       },
       performance: { now: () => 1 },
       AbortSignal: { timeout: () => undefined },
@@ -90,6 +105,9 @@ describe('dashboard page', () => {
     expect(reads).toEqual(['/metrics']);
     expect(elements.get('status')).toMatchObject({ dataset: { state: 'live' }, textContent: expect.stringMatching(/^Live/) });
     expect(elements.get('subgraphs-empty')).toMatchObject({ hidden: true });
+    expect(elements.get('operations-empty')).toMatchObject({ hidden: false });
+    expect(elements.get('subscriptions-empty')).toMatchObject({ hidden: true });
+    expect(elements.get('upstreams')).toMatchObject({ hidden: false });
     expect(timers).toHaveLength(1);
   });
 });

@@ -81,6 +81,9 @@ td.latency .value { min-width: 10em; }
 .badge[data-state="open"] { background: var(--bad); }
 .badge[data-state="half-open"] { background: var(--warn); }
 .empty { margin: 8px 0 0; color: var(--muted); }
+.upstreams { margin: 8px 0 0; }
+.upstream { font-variant-numeric: tabular-nums; }
+.upstream + .upstream::before { content: " \\00B7  "; color: var(--muted); }
 footer { max-width: 1180px; padding: 0 24px 24px; font-size: 12px; color: var(--muted); }
 `;
 
@@ -131,6 +134,11 @@ function dashboardSettings(options: DashboardPageOptions): DashboardSettings {
       queueInflight: METRIC.queueInflight,
       queueWaiting: METRIC.queueWaiting,
       queueRejected: METRIC.queueRejected,
+      subscriptionsActive: METRIC.subscriptionsActive,
+      subscriptionEventsOut: METRIC.subscriptionEventsOut,
+      subscriptionEventsDropped: METRIC.subscriptionEventsDropped,
+      subscriptionEventDuration: METRIC.subscriptionEventDuration,
+      subscriptionUpstreams: METRIC.subscriptionUpstreams,
     },
   };
 }
@@ -179,6 +187,15 @@ function pageHtml(settings: DashboardSettings, scriptPath: string, scriptHash: s
 </table>
 <p class="empty" id="operations-empty">No operation yet: they appear once called.</p>
 </section>
+<section aria-labelledby="subscriptions-title">
+<h2 id="subscriptions-title">Subscriptions</h2>
+<table id="subscriptions">
+<thead><tr><th scope="col">Operation</th><th scope="col">Open</th><th scope="col">Events out</th><th scope="col">Time to complete <span class="key-0">p50</span> / <span class="key-1">p99</span></th><th scope="col">Dropped</th></tr></thead>
+<tbody></tbody>
+</table>
+<p class="empty" id="subscriptions-empty">No subscription yet: they appear once a client subscribes.</p>
+<p class="upstreams" id="upstreams" hidden>Upstream subscriptions open, per subgraph: <span id="upstreams-list"></span></p>
+</section>
 ${
   settings.operationsUrl
     ? `<section aria-labelledby="clients-title">
@@ -197,6 +214,7 @@ Read from ${metrics} every ${settings.pollMs / 1000} s. Rates, error shares and 
 Circuit: <b>closed</b> calls flow, <b>open</b> calls are refused at once, <b>half-open</b> a few probe calls test the subgraph.
 ${settings.operationsUrl ? `Top operations by client are read from the operation registry (all routers) every ${settings.operationsPollMs / 1000} s; a client that sent no name shows as (unnamed).
 ` : ''}In flight, waiting and rejected come from operation queues: only operations with a <code>max_concurrency</code> policy (or the shared <code>*</code> queue) have them, and they count this router instance only.
+Subscriptions count this router instance too: events out counts every client's copy, time to complete runs from a subgraph's event to its answer (entity fetches included), dropped are events not sent (a slow client's oldest beyond 256 waiting, or events that came while 64 were still being completed). An upstream subscription is shared by every client with the same document, variables and token holder.
 </footer>
 <noscript>This page reads ${metrics} with JavaScript, which is off.</noscript>
 <script type="application/json" id="${SETTINGS_ELEMENT_ID}">${json}</script>

@@ -8,7 +8,7 @@
 // functions are unit-tested in Node; `runDashboard` needs a DOM and is checked in a real browser by
 // test/integration/dashboard.test.ts.
 import type { computeView as ComputeView, DashboardMetricNames, DashboardView, parsePrometheus as ParsePrometheus, Snapshot } from './prometheus-math.js';
-import { circuitLabel, computeView, counterIncrease, gaugeBy, parsePrometheus, quantileFromBuckets, seriesKey } from './prometheus-math.js';
+import { circuitLabel, computeView, counterIncrease, gaugeBy, parsePrometheus, quantileFromBuckets, seriesKey, windowBuckets } from './prometheus-math.js';
 
 /** The browser's globals that `runDashboard` uses; declared here so the file compiles without the DOM library. */
 declare const document: any;
@@ -126,6 +126,7 @@ export function runDashboard(settings: DashboardSettings, math: DashboardMath): 
   const HEIGHT = 28;
   const wanted = new Set<string>(Object.values(settings.names));
   wanted.add(`${settings.names.subgraphDuration}_bucket`);
+  wanted.add(`${settings.names.subscriptionEventDuration}_bucket`);
   let history: Snapshot[] = [];
   let lastGood: Date | undefined;
   const series = new Map<string, (number | null)[]>();
@@ -248,6 +249,54 @@ export function runDashboard(settings: DashboardSettings, math: DashboardMath): 
     document.getElementById('operations-empty').hidden = view.operations.length > 0;
   }
 
+  function renderSubscriptions(view: DashboardView): void {
+    const body = document.querySelector('#subscriptions tbody');
+    for (const subscription of view.subscriptions) {
+      const row = rowFor('subscription', subscription.name, body, (tr) => {
+        const open = chartCell(`subscriptions open of ${subscription.name}`);
+        const events = chartCell(`events sent per second of ${subscription.name}`);
+        const latency = chartCell(`p50 and p99 time to complete an event of ${subscription.name}`, 'chart latency');
+        const dropped = chartCell(`events dropped per second of ${subscription.name}`);
+        tr.append(open.cell, events.cell, latency.cell, dropped.cell);
+        return { open, events, latency, dropped };
+      });
+      const prefix = `${JSON.stringify(['subscription', subscription.name])}:`;
+      draw(row.open, formatCount(subscription.open), [record(`${prefix}open`, subscription.open)], 1);
+      draw(row.events, formatRate(subscription.eventRate), [record(`${prefix}events`, subscription.eventRate)], 1);
+      draw(
+        row.latency,
+        `${formatSeconds(subscription.p50)} / ${formatSeconds(subscription.p99)}`,
+        [record(`${prefix}p50`, subscription.p50), record(`${prefix}p99`, subscription.p99)],
+        0.01,
+      );
+      draw(row.dropped, formatRate(subscription.droppedRate), [record(`${prefix}dropped`, subscription.droppedRate)], 1, (subscription.droppedRate ?? 0) > 0);
+    }
+    document.getElementById('subscriptions-empty').hidden = view.subscriptions.length > 0;
+  }
+
+  /** Upstream subscriptions per subgraph: one item each on the line under the subscriptions table, created once, its text set in place. */
+  const upstreamItems = new Map<string, any>();
+  function renderUpstreams(view: DashboardView): void {
+    const list = document.getElementById('upstreams-list');
+    const shown = new Set<string>();
+    for (const upstream of view.upstreams) {
+      let item = upstreamItems.get(upstream.name);
+      if (!item) {
+        upstreamItems.set(upstream.name, (item = element('span', 'upstream')));
+        item.dataset.name = upstream.name;
+      }
+      item.textContent = `${upstream.name} ${formatCount(upstream.open)}`;
+      list.append(item);
+      shown.add(upstream.name);
+    }
+    for (const [name, item] of upstreamItems) {
+      if (shown.has(name)) continue;
+      item.remove();
+      upstreamItems.delete(name);
+    }
+    document.getElementById('upstreams').hidden = view.upstreams.length === 0;
+  }
+
   const cards = new Map<string, any>();
   function renderCard(id: string, label: string, text: string, value: number | null, alarm = false): void {
     let chart = cards.get(id);
@@ -261,6 +310,8 @@ export function runDashboard(settings: DashboardSettings, math: DashboardMath): 
     renderCard('partial', 'partial responses per second', formatRate(view.partialRate), view.partialRate, (view.partialRate ?? 0) > 0);
     renderSubgraphs(view);
     renderOperations(view);
+    renderSubscriptions(view);
+    renderUpstreams(view);
     // A subgraph or operation that left the metrics (a new router process behind the address) leaves the page too.
     for (const [key, row] of rows) {
       if (row.seen) continue;
@@ -331,6 +382,7 @@ export const DASHBOARD_FUNCTIONS = [
   parsePrometheus,
   seriesKey,
   counterIncrease,
+  windowBuckets,
   gaugeBy,
   quantileFromBuckets,
   circuitLabel,

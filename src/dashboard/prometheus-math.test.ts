@@ -1,7 +1,7 @@
 // Unit tests of the dashboard's Prometheus arithmetic: text parsing, counter increases and rates, error ratios, histogram quantiles, the view.
 import { describe, expect, it } from 'vitest';
 import { METRIC } from '../telemetry/metric-names.js';
-import { computeView, counterIncrease, gaugeBy, parsePrometheus, quantileFromBuckets, seriesKey, type DashboardMetricNames, type Snapshot } from './prometheus-math.js';
+import { computeView, counterIncrease, gaugeBy, parsePrometheus, quantileFromBuckets, seriesKey, windowBuckets, type DashboardMetricNames, type Snapshot } from './prometheus-math.js';
 
 const names: DashboardMetricNames = {
   requests: METRIC.requests,
@@ -13,6 +13,11 @@ const names: DashboardMetricNames = {
   queueInflight: METRIC.queueInflight,
   queueWaiting: METRIC.queueWaiting,
   queueRejected: METRIC.queueRejected,
+  subscriptionsActive: METRIC.subscriptionsActive,
+  subscriptionEventsOut: METRIC.subscriptionEventsOut,
+  subscriptionEventsDropped: METRIC.subscriptionEventsDropped,
+  subscriptionEventDuration: METRIC.subscriptionEventDuration,
+  subscriptionUpstreams: METRIC.subscriptionUpstreams,
 };
 
 describe('parsePrometheus', () => {
@@ -65,6 +70,19 @@ describe('counterIncrease', () => {
   it('treats a value that went down as a restart: the counter grew by its new value', () => {
     const after = parsePrometheus('c{s="a",o="ok"} 4\n');
     expect(counterIncrease(before, after, 'c', (l) => l.s).get('a')).toBe(4);
+  });
+});
+
+describe('windowBuckets', () => {
+  it('gives each group the growth of its buckets between two reads, leaving out series without the label', () => {
+    const before = parsePrometheus('h_bucket{le="0.1",op="a"} 5\nh_bucket{le="+Inf",op="a"} 6\n');
+    const after = parsePrometheus('h_bucket{le="0.1",op="a"} 7\nh_bucket{le="+Inf",op="a"} 10\nh_bucket{le="+Inf",op="b"} 1\nh_bucket{le="+Inf"} 9\nh_count{op="a"} 10\n');
+    expect(windowBuckets(before, after, 'h', 'op')).toEqual(
+      new Map([
+        ['a', [{ le: 0.1, count: 2 }, { le: Infinity, count: 4 }]],
+        ['b', [{ le: Infinity, count: 1 }]],
+      ]),
+    );
   });
 });
 
@@ -175,6 +193,66 @@ describe('computeView', () => {
     expect(view).toMatchObject({ windowSeconds: 0, requestRate: null, partialRate: null });
     expect(view.subgraphs[0]).toEqual({ name: 'inventory', requestRate: null, errorRate: null, p50: null, p99: null, circuit: 'half-open', cacheHitRatio: null });
     expect(view.operations[1]).toEqual({ name: 'ProductPage', requestRate: null, inFlight: 4, waiting: 7, rejectedRate: null });
+  });
+
+  describe('subscriptions', () => {
+    const eventHistogram = (operation: string, counts: number[]) =>
+      [0.01, 0.1, '+Inf'].map((le, i) => `${METRIC.subscriptionEventDuration}_bucket{le="${le}",operation="${operation}"} ${counts[i]}`).join('\n');
+    const opened: Snapshot = {
+      at: 1_000,
+      samples: parsePrometheus(
+        [
+          `${METRIC.subscriptionsActive}{operation="Stock"} 2`,
+          `${METRIC.subscriptionEventsOut}{operation="Stock"} 10`,
+          eventHistogram('Stock', [5, 5, 5]),
+          `${METRIC.subscriptionsActive}{operation="Ended"} 1`,
+          `${METRIC.subscriptionEventsOut}{operation="Ended"} 4`,
+          `${METRIC.subscriptionUpstreams}{subgraph="inventory"} 1`,
+        ].join('\n'),
+      ),
+    };
+    const later: Snapshot = {
+      at: 11_000,
+      samples: parsePrometheus(
+        [
+          `${METRIC.subscriptionsActive}{operation="Stock"} 3`,
+          `${METRIC.subscriptionEventsOut}{operation="Stock"} 40`,
+          `${METRIC.subscriptionEventsDropped}{operation="Stock"} 5`,
+          eventHistogram('Stock', [15, 25, 25]),
+          `${METRIC.subscriptionsActive}{operation="Ended"} 0`,
+          `${METRIC.subscriptionEventsOut}{operation="Ended"} 4`,
+          `${METRIC.subscriptionUpstreams}{subgraph="reviews"} 0`,
+          `${METRIC.subscriptionUpstreams}{subgraph="inventory"} 1`,
+        ].join('\n'),
+      ),
+    };
+
+    it('gives each subscribed operation its open count, events out and dropped per second, and p50/p99 time to complete an event over the window', () => {
+      const view = computeView(opened, later, names);
+      // Window: 10 events under 10 ms, 10 in (10 ms, 100 ms]; the 5 fast ones before it do not count.
+      const [ended, stock] = view.subscriptions;
+      expect(stock).toMatchObject({ name: 'Stock', open: 3, eventRate: 3, droppedRate: 0.5 });
+      expect(stock.p50).toBeCloseTo(0.01);
+      expect(stock.p99).toBeCloseTo(0.01 + 0.09 * (9.8 / 10));
+      // An operation whose subscriptions all ended stays, at 0, as an operation's row stays.
+      expect(ended).toEqual({ name: 'Ended', open: 0, eventRate: 0, p50: null, p99: null, droppedRate: 0 });
+      expect(view.upstreams).toEqual([
+        { name: 'inventory', open: 1 },
+        { name: 'reviews', open: 0 },
+      ]);
+    });
+
+    it('shows open subscriptions and upstreams but no rate or percentile on the first read', () => {
+      const view = computeView(undefined, later, names);
+      expect(view.subscriptions[1]).toEqual({ name: 'Stock', open: 3, eventRate: null, p50: null, p99: null, droppedRate: null });
+      expect(view.upstreams).toHaveLength(2);
+    });
+
+    it('has no subscription row and no upstream where nothing subscribed', () => {
+      const view = computeView(first, second, names);
+      expect(view.subscriptions).toEqual([]);
+      expect(view.upstreams).toEqual([]);
+    });
   });
 
   it('lists a subgraph known only by its breaker, with no error share while it has no call', () => {

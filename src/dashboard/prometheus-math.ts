@@ -29,6 +29,15 @@ export interface DashboardMetricNames {
   queueInflight: string;
   queueWaiting: string;
   queueRejected: string;
+  /** Client subscriptions open now (gauge, `{operation}`). */
+  subscriptionsActive: string;
+  /** Subscription events sent to clients, and not sent because a client had too many waiting (`{operation}`). */
+  subscriptionEventsOut: string;
+  subscriptionEventsDropped: string;
+  /** Time to complete one subscription event with its entity fetches (histogram, `{operation}`). */
+  subscriptionEventDuration: string;
+  /** Upstream subscriptions open now (gauge, `{subgraph}`). */
+  subscriptionUpstreams: string;
 }
 
 export type CircuitLabel = 'closed' | 'open' | 'half-open' | 'unknown';
@@ -61,6 +70,26 @@ export interface OperationRow {
   rejectedRate: number | null;
 }
 
+/** One subscribed operation (the `operation` label of the subscription metrics). */
+export interface SubscriptionRow {
+  name: string;
+  /** Client subscriptions open now; 0 once they all ended (the series stays, as a queue's does). */
+  open: number | null;
+  /** Events sent to clients per second: one event to three clients counts three. Null without a previous read. */
+  eventRate: number | null;
+  /** Time to complete an event (from the subgraph's event to its answer, entity fetches included) over the window, in seconds; null when none completed. */
+  p50: number | null;
+  p99: number | null;
+  /** Events not sent per second (a slow client had too many waiting, or too many were being completed); null without a previous read. */
+  droppedRate: number | null;
+}
+
+/** Upstream subscriptions open to one subgraph now, each shared by the clients with the same document, variables and token holder. */
+export interface UpstreamRow {
+  name: string;
+  open: number;
+}
+
 export interface DashboardView {
   /** Length of the window the rates cover, in seconds (0 on the first read). */
   windowSeconds: number;
@@ -68,6 +97,9 @@ export interface DashboardView {
   partialRate: number | null;
   subgraphs: SubgraphRow[];
   operations: OperationRow[];
+  subscriptions: SubscriptionRow[];
+  /** Only subgraphs that held an upstream subscription since the router started. */
+  upstreams: UpstreamRow[];
 }
 
 /**
@@ -153,6 +185,23 @@ export function counterIncrease(before: Sample[], after: Sample[], metric: strin
   return increase;
 }
 
+/**
+ * The buckets of histogram `metric` as they grew between two reads, per value of `label`: each
+ * bucket's increase (counterIncrease), so quantileFromBuckets describes the window, not the
+ * process's whole life. Series without the label or without `le` are left out.
+ */
+export function windowBuckets(before: Sample[], after: Sample[], metric: string, label: string): Map<string, { le: number; count: number }[]> {
+  const grown = counterIncrease(before, after, `${metric}_bucket`, (labels) => (labels[label] === undefined || labels.le === undefined ? undefined : JSON.stringify([labels[label], labels.le])));
+  const buckets = new Map<string, { le: number; count: number }[]>();
+  for (const [key, count] of grown) {
+    const [group, le] = JSON.parse(key) as [string, string];
+    const list = buckets.get(group) ?? [];
+    list.push({ le: le === '+Inf' ? Infinity : Number(le), count });
+    buckets.set(group, list);
+  }
+  return buckets;
+}
+
 /** The latest value of a gauge per value of `label`. */
 export function gaugeBy(samples: Sample[], metric: string, label: string): Map<string, number> {
   const values = new Map<string, number>();
@@ -219,14 +268,7 @@ export function computeView(before: Snapshot | undefined, after: Snapshot, names
   const calls = increase(names.subgraphRequests, (labels) => labels.subgraph);
   const settled = increase(names.subgraphRequests, (labels) => (labels.outcome === 'cancelled' ? undefined : labels.subgraph));
   const failed = increase(names.subgraphRequests, (labels) => (labels.outcome === 'ok' || labels.outcome === 'cancelled' ? undefined : labels.subgraph));
-  const bucketGrowth = increase(`${names.subgraphDuration}_bucket`, (labels) => (labels.subgraph === undefined || labels.le === undefined ? undefined : JSON.stringify([labels.subgraph, labels.le])));
-  const buckets = new Map<string, { le: number; count: number }[]>();
-  for (const [key, count] of bucketGrowth) {
-    const [subgraph, le] = JSON.parse(key) as [string, string];
-    const list = buckets.get(subgraph) ?? [];
-    list.push({ le: le === '+Inf' ? Infinity : Number(le), count });
-    buckets.set(subgraph, list);
-  }
+  const buckets = windowed ? windowBuckets(before.samples, after.samples, names.subgraphDuration, 'subgraph') : new Map<string, { le: number; count: number }[]>();
   const circuits = gaugeBy(after.samples, names.circuitState, 'subgraph');
   const cacheHits = increase(names.cacheRequests, (labels) => (labels.result === 'hit' ? labels.subgraph : undefined));
   const cacheLookups = increase(names.cacheRequests, (labels) => (labels.result === 'hit' || labels.result === 'miss' ? labels.subgraph : undefined));
@@ -266,11 +308,33 @@ export function computeView(before: Snapshot | undefined, after: Snapshot, names
     rejectedRate: queued(name) ? rate(rejected.get(name)) : null,
   }));
 
+  // Subscriptions: listed like operations, from the gauge or a counter in the latest read.
+  const open = gaugeBy(after.samples, names.subscriptionsActive, 'operation');
+  const eventsOut = increase(names.subscriptionEventsOut, byOperation);
+  const dropped = increase(names.subscriptionEventsDropped, byOperation);
+  const eventBuckets = windowed ? windowBuckets(before.samples, after.samples, names.subscriptionEventDuration, 'operation') : new Map<string, { le: number; count: number }[]>();
+  const subscribedNames = new Set<string>(open.keys());
+  for (const sample of after.samples) {
+    if ((sample.name === names.subscriptionEventsOut || sample.name === names.subscriptionEventsDropped) && sample.labels.operation !== undefined) subscribedNames.add(sample.labels.operation);
+  }
+  const subscriptions: SubscriptionRow[] = [...subscribedNames].sort().map((name) => ({
+    name,
+    open: open.get(name) ?? null,
+    eventRate: rate(eventsOut.get(name)),
+    p50: windowed ? quantileFromBuckets(0.5, eventBuckets.get(name) ?? []) : null,
+    p99: windowed ? quantileFromBuckets(0.99, eventBuckets.get(name) ?? []) : null,
+    droppedRate: rate(dropped.get(name)),
+  }));
+  const upstreamsOpen = gaugeBy(after.samples, names.subscriptionUpstreams, 'subgraph');
+  const upstreams: UpstreamRow[] = [...upstreamsOpen.keys()].sort().map((name) => ({ name, open: upstreamsOpen.get(name)! }));
+
   return {
     windowSeconds: windowed ? seconds : 0,
     requestRate: rate(sum(increase(names.requests, () => ''))),
     partialRate: rate(sum(increase(names.partialResponses, () => ''))),
     subgraphs,
     operations,
+    subscriptions,
+    upstreams,
   };
 }

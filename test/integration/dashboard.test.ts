@@ -1,4 +1,4 @@
-// The ops dashboard as ops see it, in a real headless Chromium: live subgraph and operation rows, the error state, who gets the page.
+// The ops dashboard as ops see it, in a real headless Chromium: live subgraph, operation and subscription rows, the error state, who gets the page.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,9 @@ import { chromium, type BrowserContext, type Locator, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_FAULT_SETTINGS } from '../../subgraphs/index.js';
 import { setPolicy } from '../../src/registry/policy-store.js';
+import { SETTINGS_ELEMENT_ID } from '../../src/dashboard/dashboard-page.js';
+import type { DashboardSettings } from '../../src/dashboard/dashboard-script.js';
+import { computeView, parsePrometheus, type Snapshot } from '../../src/dashboard/prometheus-math.js';
 import { databaseKind } from '../helpers/database.js';
 import { eventually } from '../helpers/http.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -22,6 +25,27 @@ const browserMissing = !existsSync(CHROMIUM) && !process.env.CI;
 const TRAFFIC = /* GraphQL */ `query DashboardTraffic { products(first: 3) { id name reviews { rating } inventory { inStock } } }`;
 const BURST = /* GraphQL */ `query DashboardBurst { products(first: 1) { id } }`;
 const WAIT = { timeout: 15_000 };
+/** The demo's stock feed; each test subscribes under its own operation name, so its row starts fresh. */
+const stockSubscription = (operation: string) => /* GraphQL */ `subscription ${operation} { inventoryChanged(productId: "2") { inStock } }`;
+
+/** A subscription over SSE (`accept: text/event-stream`): wait for text in its stream, or leave. */
+async function subscribeOverSse(url: string, query: string): Promise<{ until(pattern: RegExp): Promise<void>; leave(): Promise<void> }> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ query }) });
+  expect(response.status).toBe(200);
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  return {
+    async until(pattern) {
+      while (!pattern.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${pattern}: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    },
+    leave: () => reader.cancel(),
+  };
+}
 
 describe(`ops dashboard (${databaseKind} database)`, () => {
   let stack: Stack;
@@ -83,6 +107,48 @@ describe(`ops dashboard (${databaseKind} database)`, () => {
     });
   });
 
+  const inventoryAdmin = (route: string) => stack.subgraphs.inventory.running.url.replace(/\/graphql$/, `/admin/${route}`);
+  /** Upstream subscriptions the inventory subgraph holds: a pushed change reaches the router only once it has one. */
+  const upstreamsAtInventory = async () => ((await (await fetch(inventoryAdmin('subscriptions'))).json()) as { open: number }).open;
+  /** A stock change of product 2, as the inventory subgraph's admin API makes one: every subscriber gets it. */
+  const pushStock = async (inStock: number) => {
+    const response = await fetch(inventoryAdmin('inventory'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ productId: '2', inStock }) });
+    expect(response.status).toBe(200);
+  };
+
+  describe('subscriptions, as the page reads them', () => {
+    it('counts an open subscription, its events out and their time to complete, and the upstream it holds; 0 once the client left', async () => {
+      // The metric names the page itself reads (its settings block), over this router's /metrics.
+      const html = await (await fetch(dashboardUrl())).text();
+      const settings = JSON.parse(new RegExp(`<script type="application/json" id="${SETTINGS_ELEMENT_ID}">([\\s\\S]*?)</script>`).exec(html)![1]) as DashboardSettings;
+      const read = async (): Promise<Snapshot> => ({ at: performance.now(), samples: parsePrometheus(await (await fetch(stack.router.url.replace(/graphql$/, 'metrics'))).text()) });
+      const stream = await subscribeOverSse(stack.router.url, stockSubscription('DashboardStock'));
+      try {
+        await eventually(async () => (await upstreamsAtInventory()) === 1, { what: 'the inventory subgraph to hold the upstream subscription' });
+        const before = await read();
+        await pushStock(7);
+        await stream.until(/"inStock":7/);
+        const view = computeView(before, await read(), settings.names);
+        const row = view.subscriptions.find((s) => s.name === 'DashboardStock');
+        expect(row).toMatchObject({ open: 1, droppedRate: 0 });
+        expect(row!.eventRate).toBeGreaterThan(0);
+        expect(row!.p50).toBeGreaterThan(0);
+        expect(row!.p99).toBeGreaterThanOrEqual(row!.p50!);
+        expect(view.upstreams).toEqual([{ name: 'inventory', open: 1 }]);
+      } finally {
+        await stream.leave();
+      }
+      // The row stays at 0, as an operation's does; the upstream closes with its last client.
+      await eventually(
+        async () => {
+          const view = computeView(undefined, await read(), settings.names);
+          return view.subscriptions.find((s) => s.name === 'DashboardStock')?.open === 0 && view.upstreams[0]?.open === 0;
+        },
+        { what: 'the subscription and its upstream to end at the router' },
+      );
+    });
+  });
+
   describe.skipIf(browserMissing)(`in a headless browser${browserMissing ? ` (skipped: no ${CHROMIUM}; apt-get install -y chromium)` : ''}`, () => {
     let userDataDir: string;
     let context: BrowserContext;
@@ -116,15 +182,17 @@ describe(`ops dashboard (${databaseKind} database)`, () => {
       for (const { subgraph } of Object.values(stack.subgraphs)) subgraph.faults.set(DEFAULT_FAULT_SETTINGS);
     });
 
-    const row = (table: 'subgraphs' | 'operations', name: string): Locator =>
+    type Table = 'subgraphs' | 'operations' | 'subscriptions';
+    const row = (table: Table, name: string): Locator =>
       page.locator(`#${table} tbody tr`).filter({ has: page.getByRole('rowheader', { name, exact: true }) });
     /** A cell of a row once its text matches `pattern` (waits for the page's next reads). */
-    const cellOnce = async (table: 'subgraphs' | 'operations', name: string, column: number, pattern: RegExp): Promise<string> => {
+    const cellOnce = async (table: Table, name: string, column: number, pattern: RegExp): Promise<string> => {
       const cell = row(table, name).locator('td').nth(column).filter({ hasText: pattern });
       await cell.waitFor(WAIT);
       return cell.innerText();
     };
     // Columns after the row header. Subgraphs: circuit, calls, errors, latency. Operations: requests, in flight, waiting, rejected.
+    // Subscriptions: open, events out, time to complete, dropped.
     const NONZERO = /[1-9]/;
 
     it('goes live and lists every subgraph with its circuit state', async () => {
@@ -187,6 +255,29 @@ describe(`ops dashboard (${databaseKind} database)`, () => {
       await client.waitFor(WAIT);
       expect(await client.locator('td').allInnerTexts()).toEqual(['DashboardTraffic', '1', expect.any(String)]);
       expect(await page.locator('#clients-empty').isHidden()).toBe(true);
+      expect(pageErrors).toEqual([]);
+    });
+
+    it('shows a subscribed operation: subscriptions open, events out, time to complete an event, the upstream per subgraph', async () => {
+      const stream = await subscribeOverSse(stack.router.url, stockSubscription('DashboardWatch'));
+      try {
+        expect(await cellOnce('subscriptions', 'DashboardWatch', 0, /^1$/)).toBe('1');
+        await eventually(async () => (await upstreamsAtInventory()) === 1, { what: 'the inventory subgraph to hold the upstream subscription' });
+        await pushStock(9);
+        await stream.until(/"inStock":9/);
+        expect(await cellOnce('subscriptions', 'DashboardWatch', 1, NONZERO)).toMatch(/\/s$/);
+        expect(await cellOnce('subscriptions', 'DashboardWatch', 2, /ms/)).toMatch(/^[\d.]+ m?s \/ [\d.]+ m?s$/);
+        expect(await cellOnce('subscriptions', 'DashboardWatch', 3, /./)).toBe('0.0/s');
+        await page.locator('#upstreams-list .upstream').filter({ hasText: /^inventory 1$/ }).waitFor(WAIT);
+        expect(await page.locator('#subscriptions-empty').isHidden()).toBe(true);
+        await mkdir(ARTIFACTS, { recursive: true });
+        await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-subscriptions.png'), fullPage: true });
+      } finally {
+        await stream.leave();
+      }
+      // The client left: its row stays at 0, and the upstream it held closed.
+      expect(await cellOnce('subscriptions', 'DashboardWatch', 0, /^0$/)).toBe('0');
+      await page.locator('#upstreams-list .upstream').filter({ hasText: /^inventory 0$/ }).waitFor(WAIT);
       expect(pageErrors).toEqual([]);
     });
 
