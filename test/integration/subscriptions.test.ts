@@ -223,6 +223,28 @@ describe('subscriptions', () => {
     }
   });
 
+  it('per caller: one user over the limit is refused, another user is not', async () => {
+    await setPolicy(stack.db, 'Stock', { maxSubscriptionsPerPrincipal: 1 });
+    await eventually(() => stack.router.policies.resolve('Stock').maxSubscriptionsPerPrincipal === 1, { what: 'the policy reached the router' });
+    try {
+      const [dana, eve] = await Promise.all(['dana', 'eve'].map((sub) => mintDevToken(stack.router.keyRing, { sub })));
+      const danaClient = wsClient(stack, { authorization: `Bearer ${dana}` });
+      const eveClient = wsClient(stack, { authorization: `Bearer ${eve}` });
+      clients.push(danaClient, eveClient);
+      const first = watch(danaClient, STOCK, { id: '2' });
+      await eventually(() => stack.router.subscriptions.size === 1, { what: "dana's first open" });
+      const second = watch(danaClient, STOCK, { id: '3' });
+      await second.ended;
+      expect((second.error as { extensions?: { code?: string } }[])[0].extensions?.code).toBe('SUBSCRIPTION_LIMIT');
+      watch(eveClient, STOCK, { id: '2' });
+      await eventually(() => stack.router.subscriptions.size === 2, { what: "eve's open beside dana's" });
+      expect(first.error).toBeUndefined();
+      expect(await stack.metric('switchyard_subscriptions_refused_total', { limit: 'principal' })).toBe(1);
+    } finally {
+      await removePolicy(stack.db, 'Stock');
+    }
+  });
+
   it('the cost limit is checked at subscribe', async () => {
     await setPolicy(stack.db, 'Stock', { costLimit: 1 });
     await eventually(() => stack.router.policies.resolve('Stock').costLimit === 1, { what: 'the policy reached the router' });
