@@ -10,7 +10,7 @@ import { useMetrics } from './plugins/use-metrics.js';
 import { useDashboard } from './plugins/use-dashboard.js';
 import { useGraphiQLAssets } from './plugins/use-graphiql-assets.js';
 import { lazyGraphiQLAssets } from './graphiql/graphiql-assets.js';
-import { renderGraphiQLPage } from './graphiql/graphiql-page.js';
+import { graphiqlOptions, renderGraphiQLPage } from './graphiql/graphiql-page.js';
 import { openingTab, type OpeningDocument } from './graphiql/opening-tab.js';
 import { useTelemetry } from './plugins/use-telemetry.js';
 import { useRequestState } from './plugins/use-request-state.js';
@@ -161,13 +161,8 @@ export function createRouter(deps: RouterDeps): Router {
     extraParamNames: trusted ? TRUSTED_DOCUMENT_PARAMS : undefined,
     healthCheckEndpoint: '/healthz',
     landingPage: false,
-    graphiql: graphiqlAssets
-      ? {
-          title: 'Switchyard',
-          // A token only matters when the router accepts development tokens and authentication is on.
-          ...openingTab({ document: deps.graphiqlDocument, devTokenHint: config.devIssuer && config.authMode !== 'off' }),
-        }
-      : false,
+    // A token only matters when the router accepts development tokens and authentication is on.
+    graphiql: graphiqlAssets ? graphiqlOptions(openingTab({ document: deps.graphiqlDocument, devTokenHint: config.devIssuer && config.authMode !== 'off' })) : false,
     // Yoga's own page loads GraphiQL from a CDN; this one links the files the router serves itself.
     renderGraphiQL: graphiqlAssets ? async (options) => renderGraphiQLPage(await graphiqlAssets(), options) : undefined,
     // Unexpected errors reach clients as "Unexpected error." with INTERNAL_SERVER_ERROR; details go to the log.

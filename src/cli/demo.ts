@@ -12,6 +12,8 @@ export interface DemoOptions {
   config: Config;
   /** Port of the first subgraph; the others follow. 0 gives each an ephemeral port. Default 4001. */
   subgraphPortBase: number;
+  /** Where the subgraphs read their start-up knobs (`FAULT_*`, `INVENTORY_TICK_MS`); tests pass `{ INVENTORY_TICK_MS: '0' }`. Default `process.env`. */
+  subgraphEnv?: NodeJS.ProcessEnv;
 }
 
 export interface RunningDemo {
@@ -42,6 +44,25 @@ export const PRODUCT_PAGE_DEFERRED: TabDocument = {
 };
 
 /**
+ * The inventory subgraph's stock feed, through the router: GraphiQL's third tab in the demo. The product's
+ * name, price and reviews come from the other subgraphs, fetched for each event. The note names the
+ * inventory subgraph's admin API where it really listens (its port follows `subgraphPortBase`).
+ */
+export function stockUpdates(inventoryUrl: string): TabDocument {
+  return {
+    query: /* GraphQL */ `subscription StockUpdates($id: ID) { inventoryChanged(productId: $id) { inStock product { name price reviews { rating } } } }`,
+    variables: { id: '2' },
+    note: [
+      "The product's stock, live: while this runs, an",
+      'event arrives about once a second; the ■ button',
+      '(where ▶ was) stops it. To push a change yourself:',
+      `  curl -XPOST ${new URL('/admin/inventory', inventoryUrl).href} \\`,
+      `    -d '{"productId":"2","inStock":7}'`,
+    ],
+  };
+}
+
+/**
  * 1. Start the demo subgraphs (product, reviews, inventory).
  * 2. Open the database (embedded unless DATABASE_URL) and migrate it.
  * 3. Publish each subgraph whose URL or schema differs from the registry (first start, or new ports).
@@ -55,7 +76,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
   try {
     for (const [index, name] of DEMO_ORDER.entries()) {
       const port = options.subgraphPortBase === 0 ? 0 : options.subgraphPortBase + index;
-      const subgraph = demoSubgraphs[name]();
+      const subgraph = demoSubgraphs[name]({ env: options.subgraphEnv });
       demo.push(subgraph);
       const running = await subgraph.listen(port, '127.0.0.1');
       subgraphs.push(running);
@@ -67,7 +88,7 @@ export async function startDemo(options: DemoOptions): Promise<RunningDemo> {
     for (const [index, name] of DEMO_ORDER.entries()) {
       await publishSubgraph(db, { name, url: subgraphs[index].url, sdl: demo[index].sdl }, compositionCheck);
     }
-    const router = await startRouter({ config: options.config, database: db, graphiqlDocument: { ...PRODUCT_PAGE, moreTabs: [PRODUCT_PAGE_DEFERRED] } });
+    const router = await startRouter({ config: options.config, database: db, graphiqlDocument: { ...PRODUCT_PAGE, moreTabs: [PRODUCT_PAGE_DEFERRED, stockUpdates(subgraphs[DEMO_ORDER.indexOf('inventory')].url)] } });
     cleanups.push(() => router.close());
     // From now on each subgraph accepts only tokens the router minted for it (checked against the router's JWKS).
     const jwksUrl = router.url.replace(/\/graphql$/, '/.well-known/jwks.json');

@@ -1,6 +1,7 @@
-// The GraphiQL page: a small HTML document that links the router's own GraphiQL files, and the CSP that admits only its origin.
+// The GraphiQL page: a small HTML document that links the router's own GraphiQL files, the CSP that admits only its origin, and how its fetcher reaches the endpoint.
 import type { GraphiQLOptions } from 'graphql-yoga';
 import type { GraphiQLAssets } from './graphiql-assets.js';
+import type { OpeningTab } from './opening-tab.js';
 import { SETTINGS_ELEMENT_ID, type GraphiQLSettings } from './graphiql-start.js';
 
 /**
@@ -28,6 +29,24 @@ export const GRAPHIQL_CONTENT_SECURITY_POLICY = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join('; ');
+
+/**
+ * Yoga's GraphiQL options for the router's page: its title, what it opens on, and how its fetcher (Yoga's
+ * GraphiQL builds it with @graphql-tools/url-loader from these options) reaches `/graphql`:
+ * - subscriptionsProtocol 'SSE': a subscription is a request to `/graphql` answered with
+ *   `text/event-stream` (Yoga's own processor, graphql-sse's distinct connections mode), on the same
+ *   origin, so `connect-src 'self'` admits it. Named rather than left to Yoga's default
+ *   (GRAPHQL_SSE, which here runs the same HTTP executor). Not 'WS': that executor puts only fixed
+ *   connection parameters in `connection_init`, never the Headers tab's headers, so a token typed
+ *   there would not reach the subscription.
+ * - method 'POST': without a method the executor sends a subscription as a GET, its document in the
+ *   URL and no JSON body, which the router's CSRF prevention refuses (400). The option applies to
+ *   every operation (queries were POSTs already); a POST has a JSON body, and the Headers tab's
+ *   headers (a token) go with it as HTTP headers.
+ */
+export function graphiqlOptions(opening: OpeningTab): GraphiQLOptions {
+  return { title: 'Switchyard', subscriptionsProtocol: 'SSE', method: 'POST', ...opening };
+}
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -1,4 +1,4 @@
-// GraphiQL as client teams meet it: served by the router alone (no CDN), opening on the demo's product page (and beside it, the page with its reviews deferred), checked over HTTP and in a real headless Chromium.
+// GraphiQL as client teams meet it: served by the router alone (no CDN), opening on the demo's product page (and beside it, the page with its reviews deferred and the stock subscription), checked over HTTP and in a real headless Chromium.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,9 +8,11 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo, type RunningDemo } from '../../src/cli/demo.js';
 import { startRouter } from '../../src/cli/start-router.js';
+import { mintDevToken } from '../../src/security/authentication/dev-token.js';
 import type { FaultSettings } from '../../subgraphs/kit/fault-switch.js';
 import { createTestStore, databaseKind, type TestStore } from '../helpers/database.js';
-import { testConfig } from '../helpers/stack.js';
+import { eventually } from '../helpers/http.js';
+import { readMetric, testConfig } from '../helpers/stack.js';
 
 /** Debian's Chromium (`apt-get install chromium`; .ci/run installs it), driven by playwright-core. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -39,6 +41,19 @@ async function setFaults(subgraphUrl: string, patch: Partial<FaultSettings>): Pr
   expect(response.status, await response.text()).toBe(200);
 }
 
+/** Pushes a stock change through the inventory subgraph's admin API; every subscription watching the product gets it. */
+async function pushStock(inventoryUrl: string, productId: string, inStock: number): Promise<void> {
+  const response = await fetch(new URL('/admin/inventory', inventoryUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ productId, inStock }) });
+  expect(response.status).toBe(200);
+  // Reached the one subscription the router holds upstream, so the event cannot have been lost on the way.
+  expect(((await response.json()) as { delivered: number }).delivered).toBe(1);
+}
+
+/** Subscriptions open at the inventory subgraph (the router's upstream ones). */
+async function openAtInventory(inventoryUrl: string): Promise<number> {
+  return ((await (await fetch(new URL('/admin/subscriptions', inventoryUrl))).json()) as { open: number }).open;
+}
+
 /** The CSP as directive → sources. */
 function directives(csp: string): Record<string, string[]> {
   return Object.fromEntries(
@@ -62,7 +77,8 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
   let demo: RunningDemo;
   beforeAll(async () => {
     store = await createTestStore();
-    demo = await startDemo({ config: testConfig(store), subgraphPortBase: 0 });
+    // No stock moves of its own: only the test's pushes reach the subscription tab.
+    demo = await startDemo({ config: testConfig(store), subgraphPortBase: 0, subgraphEnv: { INVENTORY_TICK_MS: '0' } });
   });
   afterAll(async () => {
     await demo?.close();
@@ -185,6 +201,16 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
     const region = (name: string) => page.getByRole('region', { name, exact: true });
     /** A GraphiQL tab by its title (the operation's name), selected or not. */
     const tab = (title: string, selected?: boolean) => page.getByRole('tab', { selected }).filter({ has: page.getByRole('button', { name: title, exact: true }) });
+    /**
+     * Selects a tab from the keyboard: its button focused, then Enter. Not a click: GraphiQL's tabs can be
+     * dragged to reorder them (framer-motion), and every tab but the last carries a stale translateX that
+     * GraphiQL's CSS hides until the tab has focus; the mousedown focuses it, the tab jumps from under
+     * the pointer, and the mouseup lands elsewhere, so a first click on such a tab selects nothing.
+     */
+    const selectTab = async (title: string) => {
+      await tab(title).getByRole('button', { name: title, exact: true }).press('Enter', WAIT);
+      await tab(title, true).waitFor(WAIT);
+    };
 
     it('renders the editor on the product page query and its variables, saying how to get a development token and where it goes', async () => {
       // The page has loaded (goto waits for it): a script or stylesheet from elsewhere would be listed here.
@@ -196,9 +222,10 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
       expect(text).toContain('Headers tab');
       expect(text).toContain('{"authorization": "Bearer <the token>"}');
       await region('Variables').filter({ hasText: '"id": "2"' }).waitFor(WAIT);
-      // Beside it, not selected, the same page with its reviews deferred.
+      // Beside it, not selected, the same page with its reviews deferred, then the stock subscription.
       await tab('ProductPage', true).waitFor(WAIT);
       await tab('ProductPageDeferred', false).waitFor(WAIT);
+      await tab('StockUpdates', false).waitFor(WAIT);
       expect(await page.title()).toBe('Switchyard');
       expect(foreign).toEqual([]);
       expect(pageErrors).toEqual([]);
@@ -235,8 +262,7 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
       const reviews = demo.subgraphs.find((subgraph) => subgraph.name === 'reviews')!;
       await setFaults(reviews.url, { latencyMs: 500 });
       try {
-        await tab('ProductPageDeferred').getByRole('button', { name: 'ProductPageDeferred', exact: true }).click(WAIT);
-        await tab('ProductPageDeferred', true).waitFor(WAIT);
+        await selectTab('ProductPageDeferred');
         await region('Operation Editor').filter({ hasText: '@defer(label: "reviews")' }).waitFor(WAIT);
         await region('Variables').filter({ hasText: '"id": "2"' }).waitFor(WAIT);
         // The new tab has no result yet: from here on, a product name in the pane is this tab's answer, not the first tab's.
@@ -279,6 +305,69 @@ describe(`GraphiQL (${databaseKind} database)`, () => {
       } finally {
         await setFaults(reviews.url, { latencyMs: 0 });
       }
+    });
+
+    it('runs the subscription tab over SSE with the Headers tab’s token: each pushed change shows with its product, and the stop button ends it on the router', async () => {
+      const inventory = demo.subgraphs.find((subgraph) => subgraph.name === 'inventory')!;
+      const token = await mintDevToken(demo.router.keyRing, { sub: 'alice' });
+      await selectTab('StockUpdates');
+      const editor = region('Operation Editor');
+      await editor.filter({ hasText: 'subscription StockUpdates($id: ID)' }).waitFor(WAIT);
+      expect(readable(await editor.innerText())).toContain('about once a second');
+      await region('Variables').filter({ hasText: '"id": "2"' }).waitFor(WAIT);
+      // The new tab has no result yet: from here on, a product name in the pane is an event of this tab.
+      await page.waitForFunction(
+        (name) => !((globalThis as any).document.querySelector('section[aria-label="Result Window"]')?.innerText ?? '').replace(/\u00a0/g, ' ').includes(name),
+        PRODUCT_NAME,
+        WAIT,
+      );
+
+      // As the editor's hint says: the token in the Headers tab. Typed as one insertion, so the editor adds no closing brackets of its own.
+      await page.getByRole('button', { name: 'Headers', exact: true }).click(WAIT);
+      await region('Headers').click(WAIT);
+      await page.keyboard.press('Control+A');
+      await page.keyboard.insertText(`{"authorization": "Bearer ${token}"}`);
+      await region('Headers').filter({ hasText: token.slice(-16) }).waitFor(WAIT);
+
+      const endpoint = new URL(demo.router.url).pathname;
+      const subscribed = page.waitForRequest((request) => new URL(request.url()).pathname === endpoint && request.headers().accept === 'text/event-stream', WAIT);
+      await page.getByRole('button', { name: 'Execute query (Ctrl-Enter)' }).click();
+      // A POST with a JSON body (the GET GraphiQL sends unless told a method is refused as a possible CSRF),
+      // carrying the Headers tab's token as an HTTP header.
+      const request = await subscribed;
+      expect(request.method()).toBe('POST');
+      expect(request.headers()['content-type']).toMatch(/^application\/json/);
+      expect(request.headers().authorization).toBe(`Bearer ${token}`);
+      expect(request.postDataJSON()).toMatchObject({ operationName: 'StockUpdates', variables: { id: '2' } });
+      const answered = await request.response();
+      expect(answered?.status()).toBe(200);
+      expect(answered?.headers()['content-type']).toMatch(/^text\/event-stream/);
+      await page.getByRole('button', { name: 'Stop query (Ctrl-Enter)' }).waitFor(WAIT);
+      await eventually(() => demo.router.subscriptions.size === 1, { what: 'the subscription open on the router' });
+      await eventually(async () => (await openAtInventory(inventory.url)) === 1, { what: 'the subscription open at the inventory subgraph' });
+      expect(await readMetric(demo.router, 'switchyard_subscriptions_active', { operation: 'StockUpdates' })).toBe(1);
+
+      // Two changes, each shown as it arrives, completed with the product's name, price and reviews from the other subgraphs.
+      const result = region('Result Window');
+      await pushStock(inventory.url, '2', 17);
+      await result.filter({ hasText: '"inStock": 17' }).waitFor(WAIT);
+      await pushStock(inventory.url, '2', 23);
+      await result.filter({ hasText: '"inStock": 23' }).waitFor(WAIT);
+      const latest = readable(await result.innerText());
+      expect(latest).toContain(`"name": "${PRODUCT_NAME}"`);
+      expect(latest).toContain('"price": 6399');
+      expect(latest).toContain('"rating": ');
+      expect(latest).not.toContain('"errors"');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'graphiql-subscription.png') });
+
+      // The same button stops it: the browser aborts the stream, and the router lets the subscription go.
+      await page.getByRole('button', { name: 'Stop query (Ctrl-Enter)' }).click();
+      await page.getByRole('button', { name: 'Execute query (Ctrl-Enter)' }).waitFor(WAIT);
+      await eventually(() => demo.router.subscriptions.size === 0, { what: 'the router to close the subscription' });
+      expect(await readMetric(demo.router, 'switchyard_subscriptions_active', { operation: 'StockUpdates' })).toBe(0);
+      await eventually(async () => (await openAtInventory(inventory.url)) === 0, { what: 'the upstream subscription released' });
+      expect(foreign).toEqual([]);
+      expect(pageErrors).toEqual([]);
     });
   });
 });
