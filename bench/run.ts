@@ -81,6 +81,8 @@ function stopChildrenOnExit(supervisor: ProcessSupervisor): () => void {
 }
 
 async function main(options: BenchOptions): Promise<number> {
+  // --json: stdout carries the report alone, so that it can be redirected to a file; everything else goes to stderr.
+  const say = options.json ? (line: string) => console.error(line) : (line: string) => console.log(line);
   const selected = selectScenarios(options.scenarios, options.backend, options.quick);
   // Resolved before anything starts: a REF that names no commit is a bad flag (exit 2).
   const before = options.before === undefined ? undefined : new BeforeBuild(options.before, resolveRevision(options.before));
@@ -98,28 +100,28 @@ async function main(options: BenchOptions): Promise<number> {
     command: `node dist/bench/run.js ${process.argv.slice(2).join(' ')}`.trim(),
     machine,
     pinned,
-    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, identical: options.identical, control: options.control, replicas: options.replicas, cpuProf: options.cpuProf, before: options.before, soakMinutes: options.soakMinutes },
+    options: { scenarios: options.scenarios, backend: options.backend, connections: options.connections, durationMs: options.durationMs, warmupMs: options.warmupMs, primeMs: options.primeMs, rounds: options.rounds, quick: options.quick, identical: options.identical, control: options.control, replicas: options.replicas, cpuProf: options.cpuProf, before: options.before, soakMinutes: options.soakMinutes, subscriptions: options.subscriptions, products: options.products, pushRate: options.pushRate, json: options.json },
     ...(before ? { before: { ref: before.ref, sha: before.sha, root: before.root } } : {}),
     scenarios: [],
     failures: [],
   };
 
-  console.log(`Switchyard bench ${startedAt} · ${machine.commit} · node ${machine.node} · ${machine.cores} cores (${machine.cpuModel}) · load average ${machine.loadAverage.join(' ')}`);
+  say(`Switchyard bench ${startedAt} · ${machine.commit} · node ${machine.node} · ${machine.cores} cores (${machine.cpuModel}) · load average ${machine.loadAverage.join(' ')}`);
   if (before) {
     const pairs = scenarios.flatMap((s) => s.variants.filter((v) => v.before).map((v) => `${s.name} ${v.name}`));
-    console.log(`--before ${before.ref} = ${before.sha}: ${pairs.length ? `measured from ${before.folder} next to ${pairs.join(', ')}` : 'no selected scenario has a variant of Switchyard as shipped, nothing to compare'}`);
+    say(`--before ${before.ref} = ${before.sha}: ${pairs.length ? `measured from ${before.folder} next to ${pairs.join(', ')}` : 'no selected scenario has a variant of Switchyard as shipped, nothing to compare'}`);
   }
-  console.log(pinned ? `gateways pinned to core ${GATEWAY_CORE}; subgraphs and load generator to core ${LOAD_CORE}` : 'processes not pinned');
+  say(pinned ? `gateways pinned to core ${GATEWAY_CORE}; subgraphs and load generator to core ${LOAD_CORE}` : 'processes not pinned');
   // Slow preparations (the peers' first install) overlap the scenarios measured before theirs.
-  for (const variant of new Set(scenarios.flatMap((s) => s.variants))) variant.prepare?.((line) => console.log(line));
+  for (const variant of new Set(scenarios.flatMap((s) => s.variants))) variant.prepare?.(say);
   try {
     for (const scenario of scenarios) {
-      console.log(`\n${scenario.name}: starting ${scenario.backend.description} and ${scenario.variants.length} variants`);
+      say(`\n${scenario.name}: starting ${scenario.backend.description} and ${scenario.variants.length} variants`);
       try {
-        const result = await runScenario(scenario, options, { supervisor, cores, numbers, profileRoot, log: (line) => console.log(line) });
+        const result = await runScenario(scenario, options, { supervisor, cores, numbers, profileRoot, log: say });
         const summary = summarise(result, scenario.target);
         report.scenarios.push({ result, summary });
-        console.log(`\n${formatScenario(result, summary, options)}`);
+        say(`\n${formatScenario(result, summary, options)}`);
       } catch (error) {
         // One broken scenario must not hide the figures of the others; the exit code still says it failed.
         const message = error instanceof Error ? error.message : String(error);
@@ -130,11 +132,11 @@ async function main(options: BenchOptions): Promise<number> {
       }
     }
     for (const measurement of MEASUREMENTS.filter((m) => options.scenarios.includes(m.name))) {
-      console.log(`\n${measurement.name}: ${measurement.summary}`);
+      say(`\n${measurement.name}: ${measurement.summary}`);
       try {
-        const { result, table } = await measurement.run({ supervisor, cores, numbers, options, log: (line) => console.log(line) });
+        const { result, table } = await measurement.run({ supervisor, cores, numbers, options, log: say });
         (report.measurements ??= []).push({ name: measurement.name, result });
-        console.log(`\n${table}`);
+        say(`\n${table}`);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         report.failures.push({ scenario: measurement.name, error: message });
@@ -149,12 +151,13 @@ async function main(options: BenchOptions): Promise<number> {
   }
   report.finishedAt = new Date().toISOString();
   const file = writeReport(report);
+  if (options.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   const minutes = (Date.parse(report.finishedAt) - Date.parse(startedAt)) / 60_000;
-  console.log(`\nraw measurements: ${file} (run took ${minutes.toFixed(1)} min)`);
-  if (profileRoot) {
+  say(`\nraw measurements: ${file} (run took ${minutes.toFixed(1)} min)`);
+  if (profileRoot && report.scenarios.length > 0) {
     // The gateways write their profiles when they stop, after their scenario: read them all at the end.
-    for (const { result } of report.scenarios) console.log(`\n${formatBreakdowns(result.name, breakdownProfiles(result, path.join(profileRoot, result.name)))}`);
-    console.log(`\nCPU profiles: ${profileRoot}/<scenario>/<variant>.cpuprofile (open in Chrome DevTools)`);
+    for (const { result } of report.scenarios) say(`\n${formatBreakdowns(result.name, breakdownProfiles(result, path.join(profileRoot, result.name)))}`);
+    say(`\nCPU profiles: ${profileRoot}/<scenario>/<variant>.cpuprofile (open in Chrome DevTools)`);
   }
   return report.failures.length ? 1 : 0;
 }

@@ -4,6 +4,7 @@ import { deferMeasurement } from './measurements/defer.js';
 import { fleetFaults } from './measurements/fleet-faults.js';
 import { queueMemory, type Measurement } from './measurements/queue-memory.js';
 import { soak } from './measurements/soak.js';
+import { subscriptionsMeasurement } from './measurements/subscriptions.js';
 import { passthrough } from './scenarios/passthrough.js';
 import { publishWarmup } from './scenarios/publish-warmup.js';
 import { peersHeavy, peersHello, peersProductPage } from './scenarios/peers.js';
@@ -19,5 +20,5 @@ export const SCENARIOS: readonly Scenario[] = [resilienceOverhead, passthrough, 
 /** What `--quick` runs when no scenario is named: the comparisons the issues set targets on, in about two minutes. */
 export const QUICK_SCENARIOS: readonly string[] = [resilienceOverhead.name, peersHeavy.name, peersProductPage.name, peersHello.name];
 
-/** Measurements that are not (only) paired throughput comparisons of gateway variants; each runs only when named (`--scenario queue-memory`, `--scenario defer`, `--scenario soak`...). */
-export const MEASUREMENTS: readonly Measurement[] = [queueMemory, deferMeasurement, fleetFaults, soak];
+/** Measurements that are not (only) paired throughput comparisons of gateway variants; each runs only when named (`--scenario queue-memory`, `--scenario defer`, `--scenario soak`, `--scenario subscriptions`...). */
+export const MEASUREMENTS: readonly Measurement[] = [queueMemory, deferMeasurement, fleetFaults, soak, subscriptionsMeasurement];

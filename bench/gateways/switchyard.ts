@@ -22,6 +22,8 @@ export interface SwitchyardVariantOptions {
    * machine has no idle core, not a clean doubling.
    */
   workers?: 1 | 2;
+  /** Node.js flags before the CLI, e.g. `--inspect=127.0.0.1:PORT` for a measurement that collects the router's garbage (bench/lib/inspector-gc.ts). Default none. */
+  nodeArgs?: readonly string[];
 }
 
 /**
@@ -42,13 +44,14 @@ const BASE_ENV: Readonly<Record<string, string>> = { LOG_LEVEL: 'silent', NODE_E
  * checkout, or an older build for `--before`) on the gateway core, with a CPU profile when asked for
  * (written when the bench stops the process after the last round).
  */
-async function startRouterProcess(context: StartContext, root: string, name: string, extraArgs: string[], env: Record<string, string>, readyTimeoutMs?: number, workers = 1): Promise<RunningGateway> {
+async function startRouterProcess(context: StartContext, root: string, name: string, extraArgs: string[], env: Record<string, string>, readyTimeoutMs?: number, workers = 1, nodeArgs: readonly string[] = []): Promise<RunningGateway> {
   const { gateway, load } = context.cores;
   const several = workers > 1;
   const child = await context.supervisor.start({
     name: `switchyard (${name})`,
     command: process.execPath,
     args: [
+      ...nodeArgs,
       // Workers inherit the primary's Node.js flags, so N processes would write one profile file: no profile then.
       ...(context.profileDir && !several ? ['--cpu-prof', '--cpu-prof-dir', context.profileDir, '--cpu-prof-name', `${name}.cpuprofile`] : []),
       path.join(root, 'bin', 'switchyard.js'),
@@ -76,7 +79,7 @@ export function switchyardVariant(options: SwitchyardVariantOptions): Variant {
     description: options.description,
     async start(context: StartContext, backend: RunningBackend): Promise<RunningGateway> {
       const env = typeof options.env === 'function' ? options.env() : options.env;
-      return startRouterProcess(context, PACKAGE_ROOT, context.instanceName ?? options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env }, undefined, options.workers);
+      return startRouterProcess(context, PACKAGE_ROOT, context.instanceName ?? options.name, ['--supergraph', backend.supergraphFile], { ...BASE_ENV, ...env }, undefined, options.workers, options.nodeArgs);
     },
     ...(options.pairBefore ? { before: (build: OlderBuild) => olderSwitchyardVariant(options, build) } : {}),
   };

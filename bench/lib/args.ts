@@ -24,6 +24,14 @@ export interface BenchOptions {
   before: string | undefined;
   /** Minutes of traffic of the soak (`--scenario soak`). Default 30. */
   soakMinutes: number;
+  /** Subscriptions the subscriptions measurement opens per transport (`--scenario subscriptions`). Default 10000. */
+  subscriptions: number;
+  /** Products those subscriptions spread over, ids 1..P (each product's events fan out to N/P clients). Default 100. */
+  products: number;
+  /** Stock changes pushed to the inventory subgraph per second, over all products in turn; undefined: one per product per second. */
+  pushRate: number | undefined;
+  /** Print the run's report (every raw measurement, as in the JSON file) on stdout, and the tables and progress on stderr. */
+  json: boolean;
   list: boolean;
   help: boolean;
 }
@@ -53,6 +61,11 @@ export const USAGE = `Usage: npm run bench -- [options]
                      <name>-before right after them, built from REF into bench/results/before/<sha>/ (kept
                      for the next run; overlaps the first scenarios); the ratio of the two is the before/after
   --soak-minutes M   how long the soak runs its traffic (--scenario soak), in minutes (default 30)
+  --subscriptions N  subscriptions opened per transport by --scenario subscriptions (default 10000)
+  --products P       products they spread over, ids 1..P: each pushed event reaches N/P clients (default 100)
+  --push-rate R      stock changes pushed per second over all products (default: P, one per product per second)
+  --json             print the run's report as JSON on stdout (tables and progress go to stderr):
+                     npm run --silent bench -- --scenario subscriptions --json > report.json
   --list             list the scenarios and exit
   --help             this text`;
 
@@ -86,6 +99,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
         control: { type: 'boolean', default: false },
         replicas: { type: 'string' },
         'soak-minutes': { type: 'string' },
+        subscriptions: { type: 'string' },
+        products: { type: 'string' },
+        'push-rate': { type: 'string' },
+        json: { type: 'boolean', default: false },
         list: { type: 'boolean', default: false },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -119,9 +136,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions {
     cpuProf: values['cpu-prof'],
     before: values.before,
     soakMinutes: number('soak-minutes', values['soak-minutes'], 30, 0.5, false),
+    subscriptions: number('subscriptions', values.subscriptions, 10_000, 1, true),
+    // The demo catalogue holds ids 1..1000 (subgraphs/kit/catalog.ts).
+    products: number('products', values.products, 100, 1, true),
+    pushRate: values['push-rate'] === undefined ? undefined : number('push-rate', values['push-rate'], 0, 0.1, false),
+    json: values.json,
     list: values.list,
     help: values.help,
   };
+  if (options.products > 1000) problems.push(`--products must be at most 1000, the demo catalogue's size (got ${options.products})`);
   if (options.before !== undefined && options.before.trim() === '') problems.push('--before needs a git revision (a commit, a tag, HEAD~3)');
   if (problems.length) throw new UsageError(problems.join('\n'));
   return options;

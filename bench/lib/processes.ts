@@ -1,6 +1,6 @@
 // Child processes of the benchmark: started pinned to a core, ready when they print their URL, measured through /proc, always stopped.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { availableParallelism, setPriority } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { readProcessCpuMs } from './cpu.js';
@@ -124,6 +124,81 @@ export function readMemoryKb(pid: number): { hwmKb?: number; rssKb?: number } {
     return match ? Number(match[1]) : undefined;
   };
   return { hwmKb: field('VmHWM'), rssKb: field('VmRSS') };
+}
+
+/**
+ * Where a process's resident memory is, in KiB, from /proc/<pid>/smaps: `brk` is the classic heap
+ * (`[heap]`: malloc's main arena, native allocations of Node.js and its libraries), `anonymous` the
+ * anonymous mappings (V8's heap pages, other malloc arenas, thread stacks), `file` mapped files (the
+ * node binary, shared libraries). Undefined without /proc.
+ */
+export function readRssBreakdownKb(pid: number): { brk: number; anonymous: number; file: number } | undefined {
+  let smaps: string;
+  try {
+    smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const totals = { brk: 0, anonymous: 0, file: 0 };
+  let kind: keyof typeof totals = 'anonymous';
+  for (const line of smaps.split('\n')) {
+    // A mapping's header: address range, permissions, offset, device, inode, then the path (if any).
+    const header = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (header) {
+      const name = header[1];
+      kind = name === '[heap]' ? 'brk' : name.startsWith('/') ? 'file' : 'anonymous';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss) totals[kind] += Number(rss[1]);
+  }
+  return totals;
+}
+
+/** Sockets among a process's file descriptors (links named `socket:[inode]`), from /proc/<pid>/fd. */
+export function socketsOf(pid: number): number {
+  let count = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) count += 1;
+    } catch {
+      // closed since the listing
+    }
+  }
+  return count;
+}
+
+/**
+ * The process's TCP connections whose local port is `port` (the clients connected to a server it runs on
+ * that port; its listening socket is left out), from the socket inodes in /proc/<pid>/fd matched against
+ * /proc/<pid>/net/tcp and tcp6.
+ */
+export function connectionsOnPort(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (match) inodes.add(match[1]);
+    } catch {
+      // closed since the listing
+    }
+  }
+  let count = 0;
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    // Columns: sl, local address (hex ip:port), remote address, state (0A = LISTEN), ..., inode (the 10th).
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 10 || fields[3] === '0A' || !inodes.has(fields[9])) continue;
+      if (parseInt(fields[1].slice(fields[1].lastIndexOf(':') + 1), 16) === port) count++;
+    }
+  }
+  return count;
 }
 
 /**

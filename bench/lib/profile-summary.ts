@@ -26,7 +26,7 @@ export interface ProfileBreakdown {
  * (`src/security/subgraph-tokens.js`), `node internals`, the embedded database's WebAssembly, or V8's
  * own entries (`(garbage collector)`, `(program)`); anything else native is `(native)`.
  */
-function categoryOf(frame: { functionName: string; url: string }): string {
+export function categoryOf(frame: { functionName: string; url: string }): string {
   const { url, functionName } = frame;
   if (!url) return functionName.startsWith('(') ? functionName : '(native)';
   const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);

@@ -33,7 +33,7 @@ export interface Measurement {
 const TARGET_WAITERS = 10_000;
 
 /** The soft limit on open files of this process (the router inherits it), from /proc/self/limits. */
-function openFileLimit(): number {
+export function openFileLimit(): number {
   try {
     const match = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
     if (match) return match[1] === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(match[1]);

@@ -1,5 +1,5 @@
 // Measurement (issue 28, point 6): a router under mixed traffic for `--soak-minutes`, subgraph faults switching and a publish every few minutes; the slope of every resource it holds.
-import { mkdirSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -17,6 +17,7 @@ import { deleteRedisKeys } from '../lib/fleet/redis-keys.js';
 import { createScratchDatabase } from '../lib/fleet/scratch-database.js';
 import { assertServicesAnswer, postgresServerUrl, sharedRedisUrl } from '../lib/fleet/shared-services.js';
 import { freePort } from '../lib/free-port.js';
+import { socketsOf } from '../lib/processes.js';
 import { floorsOf, trendOf, type Trend } from '../lib/trend.js';
 import type { Measurement } from './queue-memory.js';
 
@@ -100,19 +101,6 @@ const SERIES: readonly { key: keyof Sample; label: string; unit: string }[] = [
   { key: 'databaseConnections', label: 'database connections', unit: '' },
   { key: 'redisConnections', label: 'Redis connections', unit: '' },
 ];
-
-/** Sockets among a process's file descriptors (links named `socket:[inode]`). */
-function socketsOf(pid: number): number {
-  let count = 0;
-  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) count += 1;
-    } catch {
-      // closed since the listing
-    }
-  }
-  return count;
-}
 
 export interface SoakResult {
   minutes: number;
