@@ -45,3 +45,22 @@ export function readCoreBusyMs(core: number | undefined): number | undefined {
   const ticks = user + nice + system + irq + softirq + (steal ?? 0);
   return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined;
 }
+
+/**
+ * The busy time of one core in ms, split: `processes` (user + nice + system: whatever process ran there),
+ * `interrupts` (irq + softirq: the kernel's own work there, such as loopback network traffic, which it
+ * does for the sockets of whoever runs on the core) and `steal` (time the hypervisor gave another guest).
+ */
+export function readCoreTimesMs(core: number | undefined): { processes: number; interrupts: number; steal: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync('/proc/stat', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const label = core === undefined ? 'cpu' : `cpu${core}`;
+  const line = stat.split('\n').find((l) => l.startsWith(`${label} `));
+  if (!line) return undefined;
+  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+  return { processes: (user + nice + system) * MS_PER_TICK, interrupts: (irq + softirq) * MS_PER_TICK, steal: (steal ?? 0) * MS_PER_TICK };
+}

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Pool, request } from 'undici';
 import { PACKAGE_ROOT } from '../../src/config/paths.js';
 import { switchyardVariant } from '../gateways/switchyard.js';
-import { readCoreBusyMs } from '../lib/cpu.js';
+import { readCoreBusyMs, readCoreTimesMs } from '../lib/cpu.js';
 import { startDemoSubgraphProcesses, type DemoSubgraphProcess } from '../lib/fleet/demo-subgraph-processes.js';
 import { sumOfMetric } from '../lib/fleet/fleet-router.js';
 import { freePort } from '../lib/free-port.js';
@@ -131,8 +131,10 @@ interface WindowResult {
   loadGeneratorCpuPct: number;
   subgraphsCpuPct: number;
   loadCoreBusyPct: number | undefined;
-  /** Whatever else ran on the router's core in the window (other tenants, the kernel), in % of it: above 10% the window was disturbed. */
+  /** Other processes (other tenants) and the hypervisor's steal on the router's core in the window, in % of it: above 10% the window was disturbed. */
   othersOnRouterCorePct: number | undefined;
+  /** The kernel's interrupt work on the router's core (irq + softirq: loopback traffic of the sockets there), in %. */
+  interruptsOnRouterCorePct: number | undefined;
   /** The first event that was not a whole answer, or other problem a client saw, if any. */
   firstProblem?: string;
   /** With --cpu-prof: the router's CPU profile of the window (file), its busy µs per delivered event, and the heaviest categories and functions (self µs per event). */
@@ -232,6 +234,29 @@ class RouterProbe {
       upstreams: sumOfMetric(text, 'switchyard_subscription_upstreams'),
       upstreamConnections: sumOfMetric(text, 'switchyard_subscription_upstream_connections'),
     };
+  }
+
+  /**
+   * Asks `{ product(id: "1") { name } }` every 250 ms until an answer comes whole, for at most
+   * `timeoutMs`: a window that overloaded the router can leave the product subgraph's circuit open (its
+   * calls ran past their deadline while the router's event loop was stalled), and the next pass must
+   * not start against an open circuit. Answers how long it took and the last error seen.
+   */
+  async untilAnswering(timeoutMs: number): Promise<{ ok: boolean; ms: number; lastError?: string }> {
+    let lastError: string | undefined;
+    const { ok, ms } = await until(async () => {
+      const { statusCode, body } = await request(this.gateway.url, {
+        method: 'POST',
+        reset: true,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query: '{ product(id: "1") { name } }' }),
+      });
+      const text = await body.text();
+      if (statusCode === 200 && !text.includes('"errors"')) return true;
+      lastError = `HTTP ${statusCode} ${text.slice(0, 200)}`;
+      return false;
+    }, timeoutMs);
+    return { ok, ms, ...(lastError ? { lastError } : {}) };
   }
 
   /** Runs `work` under the router's CPU profiler (the inspector's sampling profiler, attached for that time only). */
@@ -422,6 +447,9 @@ async function runPass(setup: Setup, transport: SubscriptionTransport, count: nu
   const assigned = Array.from({ length: count }, (_, i) => productIds[i % productIds.length]);
   for (const id of assigned) subscribersOf.set(id, (subscribersOf.get(id) ?? 0) + 1);
 
+  const answering = await router.untilAnswering(60_000);
+  if (!answering.ok) throw new Error(`${transport}: the router did not answer a product query whole within 60 s: ${answering.lastError}`);
+  if (answering.lastError) log(`the router answered a product query whole again after ${(answering.ms / 1000).toFixed(1)} s (before: ${answering.lastError})`);
   const before = await router.reading();
   const processes = await startClientProcesses(setup, transport, count);
   const loadHandles = processes.map((p) => p.handle);
@@ -517,14 +545,14 @@ async function measureWindow(setup: Setup, transport: SubscriptionTransport, pro
   await Promise.all(processes.map((p) => p.call('POST', '/clear')));
   pusher.clear();
   const metrics0 = await router.metrics();
-  const cpu0 = { router: router.gateway.process.cpuMs() ?? 0, load: cpuOf(loadHandles), subgraphs: cpuOf(subgraphs.map((s) => s.process)), core: readCoreBusyMs(context.cores.load), routerCore: readCoreBusyMs(context.cores.gateway) };
+  const cpu0 = { router: router.gateway.process.cpuMs() ?? 0, load: cpuOf(loadHandles), subgraphs: cpuOf(subgraphs.map((s) => s.process)), core: readCoreBusyMs(context.cores.load), routerCore: readCoreTimesMs(context.cores.gateway) };
   const from = wallClockMs();
   const started = performance.now();
   const pushing = () => pusher.run(productIds, pushesPerSecond, windowMs);
   const profiled = setup.profileDir ? (await router.profile(pushing)).profile : (await pushing(), undefined);
   const to = wallClockMs();
   const elapsedMs = performance.now() - started;
-  const cpu1 = { router: router.gateway.process.cpuMs() ?? 0, load: cpuOf(loadHandles), subgraphs: cpuOf(subgraphs.map((s) => s.process)), core: readCoreBusyMs(context.cores.load), routerCore: readCoreBusyMs(context.cores.gateway) };
+  const cpu1 = { router: router.gateway.process.cpuMs() ?? 0, load: cpuOf(loadHandles), subgraphs: cpuOf(subgraphs.map((s) => s.process)), core: readCoreBusyMs(context.cores.load), routerCore: readCoreTimesMs(context.cores.gateway) };
   const metrics1 = await router.metrics();
   const delta = (name: string) => sumOfMetric(metrics1, name) - sumOfMetric(metrics0, name);
   const majorDelta = (name: string, bucket?: string) => labelled(metrics1, name, 'major', bucket) - labelled(metrics0, name, 'major', bucket);
@@ -569,7 +597,8 @@ async function measureWindow(setup: Setup, transport: SubscriptionTransport, pro
     loadCoreBusyPct: cpu0.core === undefined || cpu1.core === undefined ? undefined : ((cpu1.core - cpu0.core) / elapsedMs) * 100,
     // Without pinning the router has no core of its own, and "others" means nothing.
     ...(firstProblem ? { firstProblem } : {}),
-    othersOnRouterCorePct: context.cores.gateway === undefined || cpu0.routerCore === undefined || cpu1.routerCore === undefined ? undefined : Math.max(0, ((cpu1.routerCore - cpu0.routerCore - routerCpuMs) / elapsedMs) * 100),
+    othersOnRouterCorePct: context.cores.gateway === undefined || !cpu0.routerCore || !cpu1.routerCore ? undefined : Math.max(0, ((cpu1.routerCore.processes + cpu1.routerCore.steal - cpu0.routerCore.processes - cpu0.routerCore.steal - routerCpuMs) / elapsedMs) * 100),
+    interruptsOnRouterCorePct: context.cores.gateway === undefined || !cpu0.routerCore || !cpu1.routerCore ? undefined : ((cpu1.routerCore.interrupts - cpu0.routerCore.interrupts) / elapsedMs) * 100,
   };
   if (profiled && setup.profileDir) {
     const file = path.join(setup.profileDir, `subscriptions-${transport}.cpuprofile`);
@@ -578,7 +607,7 @@ async function measureWindow(setup: Setup, transport: SubscriptionTransport, pro
   }
   const l = window.latencyMs;
   log(
-    `${pushes.length} pushes in ${window.seconds.toFixed(1)} s → ${window.eventsPerSecond.toFixed(0)} events/s delivered, router CPU ${window.routerCpuPct.toFixed(0)}% (${window.eventsPerCpuSecond.toFixed(0)} events per CPU-second); latency p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms; lost ${window.lost}, malformed ${window.malformed}; router event-loop delay p99 ${window.eventLoopDelayP99Ms.toFixed(0)} ms, max ${window.eventLoopDelayMaxMs.toFixed(0)} ms, ${window.gc.major} major collections (${window.gc.majorMs.toFixed(0)} ms, ${window.gc.majorOver100Ms} over 100 ms), all collections ${window.gc.totalMs.toFixed(0)} ms; others on the router's core ${window.othersOnRouterCorePct?.toFixed(0) ?? '?'}%; load core ${window.loadCoreBusyPct?.toFixed(0) ?? '?'}% busy (clients ${window.loadGeneratorCpuPct.toFixed(0)}%, subgraphs ${window.subgraphsCpuPct.toFixed(0)}%)`,
+    `${pushes.length} pushes in ${window.seconds.toFixed(1)} s → ${window.eventsPerSecond.toFixed(0)} events/s delivered, router CPU ${window.routerCpuPct.toFixed(0)}% (${window.eventsPerCpuSecond.toFixed(0)} events per CPU-second); latency p50 ${l.p50.toFixed(1)} ms, p99 ${l.p99.toFixed(1)} ms, max ${l.max.toFixed(1)} ms; lost ${window.lost}, malformed ${window.malformed}; router event-loop delay p99 ${window.eventLoopDelayP99Ms.toFixed(0)} ms, max ${window.eventLoopDelayMaxMs.toFixed(0)} ms, ${window.gc.major} major collections (${window.gc.majorMs.toFixed(0)} ms, ${window.gc.majorOver100Ms} over 100 ms), all collections ${window.gc.totalMs.toFixed(0)} ms; others on the router's core ${window.othersOnRouterCorePct?.toFixed(0) ?? '?'}% (interrupts ${window.interruptsOnRouterCorePct?.toFixed(0) ?? '?'}%); load core ${window.loadCoreBusyPct?.toFixed(0) ?? '?'}% busy (clients ${window.loadGeneratorCpuPct.toFixed(0)}%, subgraphs ${window.subgraphsCpuPct.toFixed(0)}%)`,
   );
   if (pusher.failures.length) log(`${pusher.failures.length} pushes failed, first: ${pusher.failures[0]}`);
   if (firstProblem) log(`first problem a client saw: ${firstProblem}`);
@@ -627,7 +656,7 @@ function formatResult(result: SubscriptionsResult): string {
     const w = p.window;
     if (!w) continue;
     lines.push(
-      `  ${NAMES[p.transport]}: latency p90 ${f1(w.latencyMs.p90)} ms, p99.9 ${f1(w.latencyMs.p999)} ms, mean ${f1(w.latencyMs.mean)} ms over ${w.latencyMs.count} events; router: ${w.eventsIn} events in, ${w.eventsOut} out, ${w.eventsDropped} dropped, ${f1(w.eventCompletionMeanMs)} ms mean completion (entity fetch); event-loop delay p99 ${f0(w.eventLoopDelayP99Ms)} ms, max ${f0(w.eventLoopDelayMaxMs)} ms; ${w.gc.major} major collections, ${f0(w.gc.majorMs)} ms of pauses (${w.gc.majorOver100Ms} over 100 ms), all collections ${f0(w.gc.totalMs)} ms; others on the router's core ${f0(w.othersOnRouterCorePct)}%${(w.othersOnRouterCorePct ?? 0) > DISTURBED_PCT ? ' (DISTURBED: read its latency and events/s with care)' : ''}; subgraph reached ${w.subgraphDeliveriesPerPush.toFixed(2)} subscriptions per push; load core ${f0(w.loadCoreBusyPct)}% busy (clients ${f0(w.loadGeneratorCpuPct)}%, subgraphs ${f0(w.subgraphsCpuPct)}%)`,
+      `  ${NAMES[p.transport]}: latency p90 ${f1(w.latencyMs.p90)} ms, p99.9 ${f1(w.latencyMs.p999)} ms, mean ${f1(w.latencyMs.mean)} ms over ${w.latencyMs.count} events; router: ${w.eventsIn} events in, ${w.eventsOut} out, ${w.eventsDropped} dropped, ${f1(w.eventCompletionMeanMs)} ms mean completion (entity fetch); event-loop delay p99 ${f0(w.eventLoopDelayP99Ms)} ms, max ${f0(w.eventLoopDelayMaxMs)} ms; ${w.gc.major} major collections, ${f0(w.gc.majorMs)} ms of pauses (${w.gc.majorOver100Ms} over 100 ms), all collections ${f0(w.gc.totalMs)} ms; others on the router's core ${f0(w.othersOnRouterCorePct)}% (kernel interrupts ${f0(w.interruptsOnRouterCorePct)}%)${(w.othersOnRouterCorePct ?? 0) > DISTURBED_PCT ? ' (DISTURBED: read its latency and events/s with care)' : ''}; subgraph reached ${w.subgraphDeliveriesPerPush.toFixed(2)} subscriptions per push; load core ${f0(w.loadCoreBusyPct)}% busy (clients ${f0(w.loadGeneratorCpuPct)}%, subgraphs ${f0(w.subgraphsCpuPct)}%)`,
     );
   }
   const kb = Object.entries(targets.kbPerSubscription).map(([t, v]) => `${NAMES[t as SubscriptionTransport]} ${f1(v)} KB`).join(', ');
