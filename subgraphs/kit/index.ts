@@ -41,7 +41,7 @@ export {
   type TokenVerifierOptions,
   type VerifiedToken,
 } from './token-verifier.js';
-export { createWebSocketTransport, DEFAULT_WEBSOCKET_KEEP_ALIVE_MS, WEBSOCKET_CLOSE, type WebSocketEndpoint, type WebSocketTransportParts } from './websocket-transport.js';
+export { createWebSocketTransport, DEFAULT_WEBSOCKET_KEEP_ALIVE_MS, envelopedOperations, type EnvelopedOperations, WEBSOCKET_CLOSE, type WebSocketEndpoint, type WebSocketTransportParts } from './websocket-transport.js';
 export type {
   Authenticate,
   AuthenticationRefusal,

@@ -54,6 +54,42 @@ export interface WebSocketEndpoint {
 /** One enveloped execution per operation, keyed by its context object (created per operation). */
 type Enveloped = ReturnType<YogaServerInstance<any, any>['getEnveloped']>;
 
+/** graphql-ws's hooks that run an operation through a yoga's envelop. */
+export interface EnvelopedOperations {
+  /** Parses and validates a subscribe message's operation (its errors are the answer) and makes its context. */
+  prepare(request: IncomingMessage, socket: WebSocket, payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null }): Promise<ExecutionArgs | GraphQLError[]>;
+  execute: NonNullable<ServerOptions['execute']>;
+  subscribe: NonNullable<ServerOptions['subscribe']>;
+}
+
+/**
+ * Runs graphql-ws operations through `yoga`'s envelop (its parse, validate, context, plugins and
+ * error masking, as over HTTP); the upgrade request stands in for yoga's `req`. Shared by the demo
+ * subgraphs and the tests' fixture subgraphs.
+ */
+export function envelopedOperations(yoga: Pick<YogaServerInstance<any, any>, 'getEnveloped'>): EnvelopedOperations {
+  const enveloped = new WeakMap<object, Enveloped>();
+  return {
+    async prepare(request, socket, payload) {
+      const envelope = yoga.getEnveloped({ req: request, socket, params: payload });
+      let document;
+      try {
+        document = envelope.parse(payload.query);
+      } catch (error) {
+        if (error instanceof GraphQLError) return [error];
+        throw error;
+      }
+      const errors = envelope.validate(envelope.schema, document);
+      if (errors.length > 0) return [...errors];
+      const contextValue = await envelope.contextFactory();
+      enveloped.set(contextValue, envelope);
+      return { schema: envelope.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
+    },
+    execute: (args) => enveloped.get(args.contextValue as object)!.execute(args),
+    subscribe: (args) => enveloped.get(args.contextValue as object)!.subscribe(args),
+  };
+}
+
 /**
  * Returns the factory of one `WebSocketEndpoint` per server. A connection goes through these steps:
  * 1. the HTTP server has checked path and fault switch; `ws` completes the upgrade (subprotocol `graphql-transport-ws`);
@@ -68,7 +104,7 @@ type Enveloped = ReturnType<YogaServerInstance<any, any>['getEnveloped']>;
 export function createWebSocketTransport(parts: WebSocketTransportParts): () => WebSocketEndpoint {
   const { name, stats, yoga, tokenGate, onCaller } = parts;
   const keepAliveMs = parts.keepAliveMs ?? DEFAULT_WEBSOCKET_KEEP_ALIVE_MS;
-  const enveloped = new WeakMap<object, Enveloped>();
+  const operations = envelopedOperations(yoga);
   // The expiry timer of each verified connection, cleared when the socket closes.
   const expiries = new WeakMap<WebSocket, NodeJS.Timeout>();
 
@@ -98,25 +134,10 @@ export function createWebSocketTransport(parts: WebSocketTransportParts): () => 
 
   const serverOptions: ServerOptions<Record<string, unknown> | undefined, Extra> = {
     onConnect: checkConnectionToken,
-    onSubscribe: async function envelopOperation(ctx, _id, payload) {
-      // The upgrade request stands in for yoga's `req`: the context reads the connection's caller from it.
-      const envelope = yoga.getEnveloped({ req: ctx.extra.request, socket: ctx.extra.socket, params: payload });
-      let document;
-      try {
-        document = envelope.parse(payload.query);
-      } catch (error) {
-        if (error instanceof GraphQLError) return [error];
-        throw error;
-      }
-      const errors = envelope.validate(envelope.schema, document);
-      if (errors.length > 0) return errors;
-      const contextValue = await envelope.contextFactory();
-      enveloped.set(contextValue, envelope);
-      const args: ExecutionArgs = { schema: envelope.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
-      return args;
-    },
-    execute: (args) => enveloped.get(args.contextValue as object)!.execute(args),
-    subscribe: (args) => enveloped.get(args.contextValue as object)!.subscribe(args),
+    // The upgrade request stands in for yoga's `req`: the context reads the connection's caller from it.
+    onSubscribe: (ctx, _id, payload) => operations.prepare(ctx.extra.request, ctx.extra.socket, payload),
+    execute: operations.execute,
+    subscribe: operations.subscribe,
   };
 
   return function openWebSocketEndpoint(): WebSocketEndpoint {

@@ -1,10 +1,11 @@
 // Small Federation subgraphs for tests, from an SDL and resolvers, served on an ephemeral port (subscriptions over WebSocket and SSE too).
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GraphQLError, parse, type ExecutionArgs } from 'graphql';
+import { parse } from 'graphql';
 import { buildSubgraphSchema } from '@apollo/subgraph';
 import { useServer } from 'graphql-ws/use/ws';
 import { createYoga } from 'graphql-yoga';
+import { envelopedOperations } from '../../subgraphs/kit/index.js';
 import { WebSocketServer } from 'ws';
 
 export interface FixtureOptions {
@@ -75,12 +76,11 @@ export async function startFixtureSubgraph(options: FixtureOptions): Promise<Run
 }
 
 type Yoga = ReturnType<typeof createYoga>;
-type Enveloped = ReturnType<Yoga['getEnveloped']>;
 
 /** graphql-ws on `server` at `/graphql`: each subscribe is recorded, then parsed, validated and run through yoga's envelop. */
 function serveWebSockets(server: ReturnType<typeof createServer>, yoga: Yoga, requests: FixtureRequest[]): { close(): Promise<void> } {
   const webSocketServer = new WebSocketServer({ server, path: '/graphql' });
-  const enveloped = new WeakMap<object, Enveloped>();
+  const operations = envelopedOperations(yoga);
   const disposable = useServer<Record<string, unknown> | undefined>(
     {
       onSubscribe: async function envelopFixtureOperation(ctx, _id, payload) {
@@ -91,23 +91,10 @@ function serveWebSockets(server: ReturnType<typeof createServer>, yoga: Yoga, re
           transport: 'websocket',
           connectionParams: ctx.connectionParams ?? undefined,
         });
-        const envelope = yoga.getEnveloped({ req: ctx.extra.request, socket: ctx.extra.socket, params: payload });
-        let document;
-        try {
-          document = envelope.parse(payload.query);
-        } catch (error) {
-          if (error instanceof GraphQLError) return [error];
-          throw error;
-        }
-        const errors = envelope.validate(envelope.schema, document);
-        if (errors.length > 0) return errors;
-        const contextValue = await envelope.contextFactory();
-        enveloped.set(contextValue, envelope);
-        const args: ExecutionArgs = { schema: envelope.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
-        return args;
+        return operations.prepare(ctx.extra.request, ctx.extra.socket, payload);
       },
-      execute: (args) => enveloped.get(args.contextValue as object)!.execute(args),
-      subscribe: (args) => enveloped.get(args.contextValue as object)!.subscribe(args),
+      execute: operations.execute,
+      subscribe: operations.subscribe,
     },
     webSocketServer,
   );
