@@ -82,30 +82,8 @@ export function useAudit(options: AuditOptions): Plugin {
       if (!entry) return;
       state.audit = undefined;
       const status = response.status;
-      // A subscription gets a row when it starts too (its end row comes when it ends, maybe hours later).
-      const subscription = state.operation?.operation === 'subscription' && state.stream !== undefined;
-      if (subscription) {
-        writer.record({
-          at: entry.at,
-          requestId: entry.requestId,
-          traceId: entry.traceId,
-          client: entry.client,
-          subject: entry.subject,
-          operationName: entry.operationName,
-          operationHash: entry.operationHash,
-          subgraphs: [],
-          status,
-          durationMs: performance.now() - entry.started,
-          errorCodes: [],
-          complete: true,
-          detail: { subscription: { event: 'start' } },
-        });
-      }
-      // A deferred query's row is written when its last payload went out: every subgraph it called, its whole duration.
-      // A subscription's when it ended: its duration, its events and why it ended.
-      state.whenAnswered(() => {
-      const { errorCodes, complete } = answerOutcome(state.telemetry, status, state.refusal, state.stream);
-      writer.record({
+      // Who asked and for what: the same on every row of the request.
+      const request = {
         at: entry.at,
         requestId: entry.requestId,
         traceId: entry.traceId,
@@ -113,8 +91,20 @@ export function useAudit(options: AuditOptions): Plugin {
         subject: entry.subject,
         operationName: entry.operationName,
         operationHash: entry.operationHash,
-        subgraphs: [...(state.subgraphsCalled ?? [])],
         status,
+      };
+      // A subscription gets a row when it starts too (its end row comes when it ends, maybe hours later).
+      const subscription = state.operation?.operation === 'subscription' && state.stream !== undefined;
+      if (subscription) {
+        writer.record({ ...request, subgraphs: [], durationMs: performance.now() - entry.started, errorCodes: [], complete: true, detail: { subscription: { event: 'start' } } });
+      }
+      // A deferred query's row is written when its last payload went out: every subgraph it called, its whole duration.
+      // A subscription's when it ended: its duration, its events and why it ended.
+      state.whenAnswered(() => {
+      const { errorCodes, complete } = answerOutcome(state.telemetry, status, state.refusal, state.stream);
+      writer.record({
+        ...request,
+        subgraphs: [...(state.subgraphsCalled ?? [])],
         durationMs: performance.now() - entry.started,
         errorCodes,
         complete,
