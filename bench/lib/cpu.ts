@@ -32,18 +32,10 @@ export function readProcessCpuMs(pid: number): number | undefined {
  * guest is time the gateway did not get, which is exactly the noise a shared machine adds.
  */
 export function readCoreBusyMs(core: number | undefined): number | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync('/proc/stat', 'utf8');
-  } catch {
-    return undefined;
-  }
-  const label = core === undefined ? 'cpu' : `cpu${core}`;
-  const line = stat.split('\n').find((l) => l.startsWith(`${label} `));
-  if (!line) return undefined;
-  const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-  const ticks = user + nice + system + irq + softirq + (steal ?? 0);
-  return Number.isFinite(ticks) ? ticks * MS_PER_TICK : undefined;
+  const times = readCoreTimesMs(core);
+  if (!times) return undefined;
+  const busy = times.processes + times.interrupts + times.steal;
+  return Number.isFinite(busy) ? busy : undefined;
 }
 
 /**
