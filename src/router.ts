@@ -38,6 +38,7 @@ import type { Authorizer } from './security/authorization.js';
 import type { KeyRing } from './security/signing-keys.js';
 import { requestStateOf } from './request/request-state.js';
 import { useSubscriptions } from './plugins/use-subscriptions.js';
+import { httpSubscriptionStreams, type HttpSubscriptionStreams } from './subscriptions/http-subscriptions.js';
 import type { OpenSubscriptions } from './subscriptions/open-subscriptions.js';
 
 export interface RouterDeps {
@@ -72,6 +73,8 @@ export interface RouterDeps {
   graphiqlDocument?: OpeningDocument;
   /** The subscriptions open on this router (docs/subscriptions.md); absent: `subscription` operations are refused. */
   subscriptions?: OpenSubscriptions;
+  /** The HTTP subscription streams (SSE, multipart), shared with the request listener in front of the router (start-router.ts). Default: the router's own. */
+  subscriptionStreams?: HttpSubscriptionStreams;
 }
 
 export type Router = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
@@ -146,7 +149,7 @@ export function createRouter(deps: RouterDeps): Router {
   // Last: it reads the authorization decision, and replaces only the execute function the others wrap.
   if (config.queryPlans) plugins.push(useQueryPlans({ metrics, logger }));
   // Subscriptions, after every check above has run at subscribe: planned, admitted under the live limits, streamed.
-  if (deps.subscriptions) plugins.push(useSubscriptions({ subscriptions: deps.subscriptions, heartbeatMs: config.subscriptionHeartbeatMs }));
+  if (deps.subscriptions) plugins.push(useSubscriptions({ subscriptions: deps.subscriptions, streams: deps.subscriptionStreams ?? httpSubscriptionStreams(config.subscriptionHeartbeatMs) }));
   return createYoga({
     // The graph useRequestState pinned at the request's start: the request keeps this schema.
     schema: function currentSchema(context) {

@@ -1,5 +1,5 @@
 // Starts a router process's services: database, change feed, graph source, HTTP server; and stops them in order.
-import { createServer, type Server, type ServerOptions } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import type { Config } from '../config/schema.js';
@@ -18,6 +18,7 @@ import { createRouter, type Router } from '../router.js';
 import { UpstreamHub } from '../subscriptions/upstream-hub.js';
 import { OpenSubscriptions, type OpenSubscriptionsOptions } from '../subscriptions/open-subscriptions.js';
 import { serveWebSockets, type RunningWebSockets } from '../subscriptions/websocket-server.js';
+import { httpSubscriptionStreams, serveHttpSubscriptions } from '../subscriptions/http-subscriptions.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
 import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
 import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
@@ -155,6 +156,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
 
   const authorizer = new Authorizer({ book: permissions, defaultPolicy: config.authorizationDefault });
   const { hub, subscriptions } = openSubscriptions({ config, graph, metrics, logger, tracing, authorizer, permissions, policies, tokens: sourceDeps.tokens }, resources);
+  const subscriptionStreams = httpSubscriptionStreams(config.subscriptionHeartbeatMs);
   const router = createRouter({
     config,
     graph,
@@ -167,6 +169,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     authenticator: config.authMode !== 'off' ? createRouterAuthenticator(config, keyRing) : undefined,
     authorizer,
     subscriptions,
+    subscriptionStreams,
     audit: store?.audit,
     operations: store?.operations,
     topOperations: database ? topOperationsOf(database) : undefined,
@@ -175,7 +178,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     isReady: database ? () => database.query('select 1').then(() => true, () => false) : undefined,
     graphiqlDocument: options.graphiqlDocument,
   });
-  const server = serveDraining(router, config, resources);
+  const server = serveDraining(router, serveHttpSubscriptions(router, subscriptionStreams, { path: '/graphql', maxBodyBytes: config.maxBodyBytes, logger }), config, resources);
   const websockets = serveWebSockets(server, router, { heartbeatMs: config.subscriptionHeartbeatMs, maxPayloadBytes: config.maxBodyBytes, logger });
   // Before the drain (pushed last, so run first): streams are answers in flight the drain would wait for.
   resources.push(() => endSubscriptions(subscriptions, websockets), 'subscriptions could not be ended');
@@ -232,8 +235,7 @@ async function endSubscriptions(subscriptions: OpenSubscriptions, websockets: Ru
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBSCRIPTION_FLUSH_MS)))]);
   clearTimeout(timer);
-  // graphql-ws writes a stream's last `error` message a few promise turns after the stream threw: let them run, so it goes before the close frame.
-  await new Promise((resolve) => setImmediate(resolve));
+  // Every last `error` message is written already (the transports write ends as they happen): the close frame follows it.
   websockets.closeAll(1012, 'service restart');
   await websockets.close();
 }
@@ -334,8 +336,11 @@ function graphSourceDeps(setup: GraphSourceSetup) {
 const topOperationsOf = (db: Database) => () => topOperationsByClient(db, { since: new Date(Date.now() - 24 * 60 * 60 * 1000), clients: 10, perClient: 5 });
 
 /** The HTTP server, whose release (pushed last, so run first) stops accepting and lets requests in flight finish. */
-function serveDraining(router: Router, config: Config, resources: ResourceStack): Server {
-  const server = createServer(connectionTimeouts(config), router);
+function serveDraining(router: Router, streamed: (request: IncomingMessage, response: ServerResponse) => boolean, config: Config, resources: ResourceStack): Server {
+  // Subscriptions over SSE and multipart are taken in front of the router's own listener (http-subscriptions.ts).
+  const server = createServer(connectionTimeouts(config), (request, response) => {
+    if (!streamed(request, response)) void router(request, response);
+  });
   // Keep-alive sockets of clients must not hold shutdown hostage. server.close() only closes the idle
   // ones: a socket busy at that moment would serve a client that keeps asking (a dashboard polling
   // /metrics every second) for ever, so while draining every answer also closes its connection.

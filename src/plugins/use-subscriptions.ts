@@ -1,22 +1,21 @@
 // Subscriptions through the gate: planned like queries, admitted under the live limits, and written in the transport the client reads.
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import type { ExecutionResult, GraphQLError } from 'graphql';
 import { requestError } from '../errors/client-error.js';
 import { planOfRequest } from '../gateway/plan/request-plan.js';
-import { requestStateOf } from '../request/request-state.js';
-import { multipartSubscriptionResponse, readsMultipartSubscriptions } from '../subscriptions/multipart-subscriptions.js';
-import type { OpenSubscriptions, SubscriptionTransport } from '../subscriptions/open-subscriptions.js';
-import { WEBSOCKET_BRIDGE, type WebSocketBridge } from '../subscriptions/websocket-bridge.js';
+import { requestStateOf, type RequestState } from '../request/request-state.js';
+import { readsEventStream, readsMultipartSubscriptions, type HttpSubscriptionStreams } from '../subscriptions/http-subscriptions.js';
+import type { ClientSubscription, OpenSubscriptions, SubscriptionTransport } from '../subscriptions/open-subscriptions.js';
+import { STREAM_BRIDGE, type StreamBridge } from '../subscriptions/stream-bridge.js';
 
 export interface SubscriptionsPluginOptions {
   subscriptions: OpenSubscriptions;
-  /** Heartbeat of multipart subscriptions, in ms (at most 5000 there). */
-  heartbeatMs: number;
+  /** The router's HTTP subscription streams (SSE, multipart). */
+  streams: HttpSubscriptionStreams;
 }
 
 /** The transport a subscription request reads: the WebSocket bridge, Apollo's multipart protocol, or SSE. */
 export function transportOf(context: unknown): SubscriptionTransport {
-  if ((context as Record<symbol, unknown>)[WEBSOCKET_BRIDGE]) return 'ws';
+  if ((context as Record<symbol, StreamBridge | undefined>)[STREAM_BRIDGE]?.transport === 'ws') return 'ws';
   const accept = (context as Partial<YogaInitialContext>).request?.headers.get('accept');
   return readsMultipartSubscriptions(accept) ? 'multipart' : 'sse';
 }
@@ -27,12 +26,18 @@ export function transportOf(context: unknown): SubscriptionTransport {
  *    A subscription the planner cannot plan is refused with QUERY_PLANNING_FAILED: no stitching.
  * 2. The live limits admit it or refuse it with SUBSCRIPTION_LIMIT (429, `Retry-After`).
  * 3. Its events come from OpenSubscriptions (upstream share, completion per event, ends).
- * 4. The wire: SSE is yoga's own processor (GraphQL over SSE, distinct connections); Apollo's
- *    multipart protocol is written by multipart-subscriptions.ts; a request from the WebSocket
- *    transport hands its result back unserialised (the transport writes graphql-ws messages).
+ * 4. The wire (decision 032): the router's transports take the subscription itself, not the stream
+ *    yoga made of it, and write each event as it is completed. The WebSocket transport and the HTTP
+ *    one in front of the pipeline (http-subscriptions.ts) get it through the bridge; an SSE or
+ *    multipart request that came another way gets a response whose body the subscription writes.
+ *    So an open subscription holds neither yoga's context nor an iterator chain. Any other reader
+ *    (yoga's own multipart processor, for a client without `subscriptionSpec`) iterates the stream
+ *    as yoga made it.
  */
 export function useSubscriptions(options: SubscriptionsPluginOptions): Plugin {
-  const { subscriptions, heartbeatMs } = options;
+  const { subscriptions, streams } = options;
+  /** Each request's subscription, for the result processor: keyed by the request's state, gone with it. */
+  const opened = new WeakMap<RequestState, ClientSubscription>();
   return {
     onSubscribe({ args, setSubscribeFn, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
@@ -48,35 +53,30 @@ export function useSubscriptions(options: SubscriptionsPluginOptions): Plugin {
         return;
       }
       const transport = transportOf(args.contextValue);
-      setSubscribeFn(() => subscriptions.open({ args, state, plan, transport }));
+      // Only what the stream needs: never the context, which holds the whole request.
+      const { document, operationName, variableValues } = args;
+      setSubscribeFn(() => {
+        const subscription = subscriptions.open({ args: { document, operationName, variableValues }, state, plan, transport });
+        opened.set(state, subscription);
+        return subscription;
+      });
     },
     onResultProcess({ request, result, setResultProcessor, serverContext }) {
-      const bridge = (serverContext as Record<symbol, WebSocketBridge | undefined>)[WEBSOCKET_BRIDGE];
-      if (bridge) {
+      const bridge = (serverContext as Record<symbol, StreamBridge | undefined>)[STREAM_BRIDGE];
+      const subscription = isAsyncIterable(result) ? opened.get(requestStateOf(serverContext)) : undefined;
+      if (bridge?.transport === 'ws' || (bridge && subscription)) {
         setResultProcessor((processed, fetchAPI) => {
-          bridge.result = processed as ExecutionResult | AsyncIterable<ExecutionResult>;
+          if (subscription) bridge.subscription = subscription;
+          else bridge.result = processed as StreamBridge['result'];
           return new fetchAPI.Response(null, { status: 200 });
         }, 'application/json');
         return;
       }
-      if (!isAsyncIterable(result) || requestStateOf(serverContext).operation?.operation !== 'subscription') return;
-      if (!readsMultipartSubscriptions(request.headers.get('accept'))) return;
-      setResultProcessor(
-        (processed, fetchAPI) => multipartSubscriptionResponse(processed as AsyncIterable<ExecutionResult>, fetchAPI, heartbeatMs, serializeResult),
-        'multipart/mixed',
-      );
+      if (!subscription) return;
+      const accept = request.headers.get('accept');
+      const multipart = readsMultipartSubscriptions(accept);
+      if (!multipart && !readsEventStream(accept)) return;
+      setResultProcessor((_processed, fetchAPI) => streams.response(subscription, multipart, fetchAPI), multipart ? 'multipart/mixed' : 'text/event-stream');
     },
   };
-}
-
-/** A result as the client reads it: errors by their JSON form, without the `http` extension yoga keeps for itself. */
-function serializeResult(result: ExecutionResult): string {
-  if (!result.errors?.length) return JSON.stringify(result);
-  const errors = result.errors.map((error) => {
-    const json = (error as GraphQLError).toJSON?.() ?? error;
-    if (!json.extensions || !('http' in json.extensions)) return json;
-    const { http: _http, ...extensions } = json.extensions;
-    return { ...json, extensions };
-  });
-  return JSON.stringify({ ...result, errors });
 }

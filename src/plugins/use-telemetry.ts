@@ -93,11 +93,13 @@ export function useTelemetry(options: TelemetryOptions): Plugin[] {
       if (!telemetry) return;
       response.headers.set('x-request-id', telemetry.requestId);
       const status = response.status;
+      // Only the method is kept for the end: a subscription's end may come hours later, and must not hold its request.
+      const method = request.method;
       // A deferred query's span and access line close with its last payload: its deferred fetches are under the span.
       state.whenAnswered(() => {
         const outcome = answerOutcome(telemetry, status, state.refusal, state.stream);
         if (telemetry.span) endRequestSpan(telemetry.span, status, outcome.complete);
-        if (accessLog) logger.info(accessLine(request, status, state, telemetry, outcome), 'request');
+        if (accessLog) logger.info(accessLine(method, status, state, telemetry, outcome), 'request');
       });
     },
   });
@@ -160,11 +162,11 @@ function endRequestSpan(span: Span, status: number, complete: boolean): void {
 }
 
 /** Step 3: the access line's fields. */
-function accessLine(request: Request, status: number, state: RequestState, telemetry: RequestTelemetry, outcome: { errorCodes: string[]; complete: boolean }) {
+function accessLine(method: string, status: number, state: RequestState, telemetry: RequestTelemetry, outcome: { errorCodes: string[]; complete: boolean }) {
   return {
     requestId: telemetry.requestId,
     traceId: telemetry.traceId,
-    method: request.method,
+    method,
     operation: telemetry.operationName,
     status,
     durationMs: Math.round((performance.now() - telemetry.started) * 10) / 10,

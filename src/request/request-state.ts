@@ -153,6 +153,8 @@ export class RequestState {
   #request: Request | undefined = undefined;
   #response: ServerResponse | undefined = undefined;
   #signal: AbortSignal | undefined = undefined;
+  /** Stops listening for the client's leaving (the signal's listener on the response). */
+  #unlisten: (() => void) | undefined = undefined;
   #started = false;
 
   constructor() {
@@ -173,6 +175,19 @@ export class RequestState {
     this.#response = response;
   }
 
+  /**
+   * The answer outlives its HTTP request (an open subscription, held for hours): the state lets go of
+   * the request and response, so the state kept for the stream's end holds neither. Its signal then
+   * never fires; the stream ends by its own means.
+   */
+  detach(): void {
+    this.#unlisten?.();
+    this.#unlisten = undefined;
+    this.#request = undefined;
+    this.#response = undefined;
+    this.#signal = undefined;
+  }
+
   /** The router started this request on a graph (false: a context it did not make, e.g. a unit test's). */
   get started(): boolean {
     return this.#started;
@@ -184,7 +199,10 @@ export class RequestState {
    * listens to nothing.
    */
   get signal(): AbortSignal {
-    return (this.#signal ??= clientSignalOf(this.#response, this.#request) ?? NEVER);
+    if (this.#signal) return this.#signal;
+    const client = clientSignalOf(this.#response, this.#request);
+    this.#unlisten = client?.unlisten;
+    return (this.#signal = client?.signal ?? NEVER);
   }
 
   /**
@@ -245,8 +263,8 @@ export function principalOf(context: unknown): Principal | undefined {
  * (`npm run bench -- --scenario resilience-overhead --cpu-prof`). Other servers (in-process calls,
  * other runtimes) use the request's signal.
  */
-function clientSignalOf(res: ServerResponse | undefined, request: Request | undefined): AbortSignal | undefined {
-  if (!res || typeof res.once !== 'function' || !('writableFinished' in res)) return request?.signal;
+function clientSignalOf(res: ServerResponse | undefined, request: Request | undefined): { signal: AbortSignal; unlisten?: () => void } | undefined {
+  if (!res || typeof res.once !== 'function' || !('writableFinished' in res)) return request?.signal && { signal: request.signal };
   const controller = new AbortController();
   // Every subgraph call of the request listens to it while it runs (and lets go after): a plan with
   // more than ten fetches in flight is no leak, so Node's warning at eleven listeners is off here.
@@ -256,5 +274,5 @@ function clientSignalOf(res: ServerResponse | undefined, request: Request | unde
   };
   if (res.destroyed) abortUnlessAnswered();
   else res.once('close', abortUnlessAnswered);
-  return controller.signal;
+  return { signal: controller.signal, unlisten: () => res.off('close', abortUnlessAnswered) };
 }

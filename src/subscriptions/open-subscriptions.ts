@@ -1,5 +1,5 @@
 // Client subscriptions: each one's stream of completed events, the groups that complete an event once for many clients, the limits and the ends.
-import { print, validate, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
+import { print, validate, type DocumentNode, type ExecutionArgs, type ExecutionResult, type GraphQLError } from 'graphql';
 import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { clientError, requestError } from '../errors/client-error.js';
 import type { ErrorCode } from '../errors/codes.js';
@@ -13,6 +13,7 @@ import { principalsOf, type Authorizer } from '../security/authorization.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { UpstreamHub, UpstreamTarget } from './upstream-hub.js';
+import { jsonOf, maskedEvent } from './event-json.js';
 
 /** How a client reads its subscription: the end of a stream is written differently on each. */
 export type SubscriptionTransport = 'ws' | 'sse' | 'multipart';
@@ -62,9 +63,30 @@ export interface OpenSubscriptionsOptions {
   tracer?: Tracer;
 }
 
+/**
+ * What of the client's execution arguments a subscription keeps: never the request's context, which
+ * holds the whole HTTP request (decision 032: an open subscription keeps only what its stream needs).
+ */
+export interface SubscriptionArgs {
+  readonly document: DocumentNode;
+  readonly operationName?: string | null;
+  readonly variableValues?: Readonly<Record<string, unknown>> | null;
+}
+
+/**
+ * Where a client's events go once its transport took the subscription over (push, no iterator):
+ * `next` writes an event (its JSON made once for every client of the group) and answers false when
+ * the client's buffer is full and the event was dropped; `end` writes the end, with the error the
+ * client is told, or none for a normal end. `end` is not called when the client itself left.
+ */
+export interface SubscriptionSink {
+  next(result: ExecutionResult, json: string): boolean;
+  end(error: GraphQLError | undefined): void;
+}
+
 /** What a subscription is opened with: the client's execution arguments, its request state and plan. */
 export interface SubscribeRequest {
-  readonly args: ExecutionArgs;
+  readonly args: SubscriptionArgs;
   readonly state: RequestState;
   readonly plan: QueryPlan;
   readonly transport: SubscriptionTransport;
@@ -133,8 +155,10 @@ export class OpenSubscriptions {
   }
 
   /** Opens a client subscription (admitted before): its stream of completed events. */
-  open(request: SubscribeRequest): AsyncIterableIterator<ExecutionResult> {
+  open(request: SubscribeRequest): ClientSubscription {
     const subscription = new ClientSubscription(request, this);
+    // The stream outlives its HTTP request: the state lets go of it (the request's end hooks wait for the stream's).
+    request.state.detach();
     const { operationName, principal } = request.state;
     const operation = operationName ?? '';
     this.#open.add(subscription);
@@ -222,7 +246,7 @@ export class OpenSubscriptions {
     groupState.operationName = state.operationName;
     groupState.plan = plan;
     groupState.skipped = state.skipped;
-    const groupArgs: ExecutionArgs = { ...args, schema: graph.schema, contextValue: context };
+    const groupArgs: ExecutionArgs = { document: args.document, operationName: args.operationName, variableValues: args.variableValues, schema: graph.schema, contextValue: context };
     const variables: Record<string, unknown> = {};
     const given = (args.variableValues ?? {}) as Record<string, unknown>;
     for (const name of root.variableNames) if (name in given) variables[name] = given[name];
@@ -237,6 +261,7 @@ export class OpenSubscriptions {
       onCompleted: (ms) => this.#options.metrics?.subscriptionEventDuration.observe({ operation }, ms / 1000),
       onDropped: () => this.#options.metrics?.subscriptionEventsDropped.inc({ operation }),
       onFailed: (error) => this.#options.logger?.error({ err: error, operation: state.operationName }, 'a subscription event could not be completed'),
+      onMasked: (error) => this.#options.logger?.error({ err: error, operation: state.operationName }, 'unexpected error in a subscription event'),
       tracer: this.#options.tracer,
       operationName: state.operationName,
     };
@@ -315,6 +340,7 @@ interface GroupSetup {
   onCompleted(ms: number): void;
   onDropped(): void;
   onFailed(error: unknown): void;
+  onMasked(error: unknown): void;
   tracer: Tracer | undefined;
   operationName: string | undefined;
 }
@@ -382,7 +408,8 @@ class EventGroup {
       this.#setup.onCompleted(performance.now() - started);
       span?.end();
       if (this.#closed) return;
-      for (const member of this.#members) member.push(result);
+      const event = maskedEvent(result, this.#setup.onMasked);
+      for (const member of this.#members) member.push(event);
     });
   }
 
@@ -394,12 +421,18 @@ class EventGroup {
   }
 }
 
-/** One client's subscription: an async iterator over its completed events, ended by the client or by the router. */
+/**
+ * One client's subscription, ended by the client or by the router. Its transport reads it one of two
+ * ways: it attaches a sink (the router's own transports: every event is written as it is completed,
+ * nothing waits per client), or it iterates it (any other reader: events wait in a queue of
+ * MAX_WAITING_EVENTS, the oldest dropped first).
+ */
 export class ClientSubscription implements AsyncIterableIterator<ExecutionResult> {
   readonly request: SubscribeRequest;
   group: EventGroup | undefined = undefined;
   readonly #owner: OpenSubscriptions;
   readonly #queue: ExecutionResult[] = [];
+  #sink: SubscriptionSink | undefined;
   #wake: (() => void) | undefined;
   #ended: { reason: EndReason; error?: GraphQLError } | undefined;
   #finished = false;
@@ -414,6 +447,13 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
     this.#resolveEnded = resolve;
     // The request's answer is the stream: audit, telemetry and metrics write their records at its end.
     request.state.stream = { ended, payloads: 0, firstAt: undefined, lastAt: undefined, errorCodes: [], complete: true };
+  }
+
+  /** The transport takes the stream over: events waiting are written now, the rest as they come, then the end. */
+  attach(sink: SubscriptionSink): void {
+    this.#sink = sink;
+    for (const result of this.#queue.splice(0)) this.#write(sink, result);
+    if (this.#ended) this.#endSink(sink);
   }
 
   expireAt(at: number): void {
@@ -438,6 +478,7 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
 
   push(result: ExecutionResult): void {
     if (this.#ended) return;
+    if (this.#sink) return this.#write(this.#sink, result);
     if (this.#queue.length >= MAX_WAITING_EVENTS) {
       this.#queue.shift();
       this.#owner.eventDropped(this);
@@ -446,7 +487,7 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
     this.#wakeUp();
   }
 
-  /** Ends the subscription: the client gets the events already queued, then the error (if any). */
+  /** Ends the subscription: the client gets the events already completed, then the error (if any). */
   end(reason: EndReason, error?: GraphQLError): void {
     if (this.#ended) return;
     this.#ended = { reason, error };
@@ -461,7 +502,8 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
       stream.errorCodes.push(String(error.extensions.code));
       stream.complete = false;
     }
-    this.#wakeUp();
+    if (this.#sink) this.#endSink(this.#sink);
+    else this.#wakeUp();
   }
 
   async next(): Promise<IteratorResult<ExecutionResult>> {
@@ -488,6 +530,19 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
 
   [Symbol.asyncIterator](): AsyncIterableIterator<ExecutionResult> {
     return this;
+  }
+
+  #write(sink: SubscriptionSink, result: ExecutionResult): void {
+    if (sink.next(result, jsonOf(result))) this.#sent();
+    else this.#owner.eventDropped(this);
+  }
+
+  /** The end, told to the sink once (not when the client left: there is nobody to tell). */
+  #endSink(sink: SubscriptionSink): void {
+    if (this.#finished) return;
+    const { reason, error } = this.#ended!;
+    if (reason !== 'client') sink.end(error);
+    this.#finish();
   }
 
   #sent(): void {
