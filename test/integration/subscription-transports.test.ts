@@ -16,6 +16,12 @@ async function push(stack: Stack, productId: string, inStock: number): Promise<v
   expect(response.status).toBe(200);
 }
 
+/** Subscriptions open at the inventory subgraph: an event pushed before its subscription arrived there reaches nobody. */
+async function subgraphOpen(stack: Stack): Promise<number> {
+  const base = stack.subgraphs.inventory.running.url.replace(/\/graphql$/, '');
+  return ((await (await fetch(`${base}/admin/subscriptions`)).json()) as { open: number }).open;
+}
+
 /** A raw WebSocket on the router, with every message it receives and how it closed: for the protocol's rules, which a well-behaved client never breaks. */
 interface RawSocket {
   socket: WebSocket;
@@ -63,7 +69,7 @@ describe('the graphql-transport-ws protocol', () => {
     stack = await startStack({ config: { authMode: 'optional' } });
   }, 60_000);
   afterEach(async () => {
-    await eventually(() => stack.router.subscriptions.size === 0 && stack.router.websockets.connections === 0, { what: 'every subscription and socket of the test gone' });
+    await eventually(async () => stack.router.subscriptions.size === 0 && stack.router.websockets.connections === 0 && (await subgraphOpen(stack)) === 0, { what: 'every subscription and socket of the test gone, at the subgraph too' });
   });
   afterAll(() => stack?.close());
 
@@ -120,12 +126,12 @@ describe('the graphql-transport-ws protocol', () => {
     raw.send({ type: 'connection_init' });
     await raw.next('connection_ack');
     raw.send({ id: 's1', type: 'subscribe', payload: { query: STOCK, variables: { id: '7' }, operationName: 'Stock' } });
-    await eventually(() => stack.router.upstreams.counts().upstreams === 1, { what: 'the upstream subscription open' });
+    await eventually(async () => (await subgraphOpen(stack)) === 1, { what: 'the upstream subscription open at the subgraph' });
     await push(stack, '7', 33);
     const next = await raw.next('next');
     expect(next).toMatchObject({ id: 's1', type: 'next', payload: { data: { inventoryChanged: { inStock: 33, product: { name: expect.any(String) } } } } });
     raw.send({ id: 's1', type: 'complete' });
-    await eventually(() => stack.router.subscriptions.size === 0 && stack.router.upstreams.counts().upstreams === 0, { what: 'the subscription and its upstream ended' });
+    await eventually(async () => stack.router.subscriptions.size === 0 && stack.router.upstreams.counts().upstreams === 0 && (await subgraphOpen(stack)) === 0, { what: 'the subscription and its upstream ended' });
     // The client ended it: the router writes no `complete` back (the protocol's rule).
     expect(raw.messages.filter((m) => m.type === 'complete')).toEqual([]);
     raw.socket.close();
@@ -158,7 +164,7 @@ describe('subscriptions over HTTP', () => {
     stack = await startStack({ config: { authMode: 'optional' } });
   }, 60_000);
   afterEach(async () => {
-    await eventually(() => stack.router.subscriptions.size === 0, { what: 'every subscription of the test ended' });
+    await eventually(async () => stack.router.subscriptions.size === 0 && (await subgraphOpen(stack)) === 0, { what: 'every subscription of the test ended, at the subgraph too' });
   });
   afterAll(() => stack?.close());
 
@@ -207,7 +213,7 @@ describe('subscriptions over HTTP', () => {
     request.on('error', () => undefined);
     request.write(body.slice(0, 10));
     request.end(body.slice(10));
-    await eventually(() => stack.router.subscriptions.size === 1 && stack.router.upstreams.counts().upstreams === 1, { what: 'the subscription open' });
+    await eventually(async () => stack.router.subscriptions.size === 1 && (await subgraphOpen(stack)) === 1, { what: 'the subscription open, at the subgraph too' });
     await push(stack, '9', 4);
     await event;
     const data = chunks.join('').split('\n').find((line) => line.startsWith('data: {'));
