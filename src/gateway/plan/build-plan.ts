@@ -155,6 +155,7 @@ function planOnce(request: PlanRequest, stageBudget: number | undefined): { plan
   const rootType = schema.getRootType(operation.operation);
   if (!rootType) throw new PlanUnsupported(`no ${kind} type`);
   planner.planRoot(rootType, operation.selectionSet, kind);
+  planner.settleNeeds();
   const definitions = new Map(analysis.variableDefinitions.map((d) => [d.variable.name.value, d]));
   const fetches = batchFetches(planner.steps, definitions, planner.rootOperations, operationDirectives);
   // 7. The safety net: a document its subgraph must reject is never sent.

@@ -136,6 +136,29 @@ describe('query plans: Federation v2 cases', () => {
     expect(graph.calls.get('a')![0]).toMatch(/__sy_id: id/);
   });
 
+  it('makes a hop for a look-up\'s key whenever the look-up is made, a field the plan put in it after the key included', async () => {
+    const people = [
+      { id: 'u1', email: 'ada@example.com', tickets: 0, karma: 7 },
+      { id: 'u2', email: 'alan@example.com', tickets: 5, karma: 2 },
+    ];
+    const find = (ref: { id?: string; email?: string }) => people.find((p) => p.id === ref.id || p.email === ref.email);
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: `${fed('"@key"')} type Query { users: [User!]! } type User @key(fields: "email") { email: String! }`,
+        resolvers: { Query: { users: () => people.map(({ email }) => ({ email })) } },
+      },
+      { name: 'b', sdl: `${fed('"@key"')} type User @key(fields: "email") @key(fields: "id") { id: ID! email: String! }`, resolvers: { User: { __resolveReference: find } } },
+      { name: 'c', sdl: `${fed('"@key"')} type User @key(fields: "id") { id: ID! tickets: Int! karma: Int! }`, resolvers: { User: { __resolveReference: find } } },
+    ]);
+    // The look-up of c and its hop through b (for the id) are planned for tickets; karma joins that look-up afterwards.
+    const query = 'query ($brief: Boolean!) { users { tickets @skip(if: $brief) karma } }';
+    expect(await graph.run(query, { brief: true })).toEqual({ data: { users: [{ karma: 7 }, { karma: 2 }] } });
+    expect([...graph.calls].map(([name, calls]) => [name, calls.length])).toEqual([['a', 1], ['b', 1], ['c', 1]]);
+    graph.reset();
+    expect(await graph.run(query, { brief: false })).toEqual({ data: { users: [{ tickets: 0, karma: 7 }, { tickets: 5, karma: 2 }] } });
+  });
+
   it('fetches a field required with two different arguments under two keys, and passes each under its name in one request', async () => {
     const graph = inProcessGraph([
       {

@@ -74,6 +74,34 @@ export function conditionsOf(nodes: readonly FieldNode[]): readonly DirectiveNod
   return [...kept, ...rest];
 }
 
+/** When either is wanted: every alternative of both, each once; always (undefined) when either is. */
+export function anyOf(a: readonly Guards[] | undefined, b: readonly Guards[] | undefined): readonly Guards[] | undefined {
+  if (!a || !b) return undefined;
+  const added = b.filter((guards) => !a.some((known) => sameGuards(known, guards)));
+  return added.length === 0 ? a : [...a, ...added];
+}
+
+/**
+ * When both are wanted: an alternative of each, their condition lists one after the other, for
+ * every pair (`(a or b) and c` is `(a and c) or (b and c)`); one of them when the other is always.
+ */
+export function allOf(a: readonly Guards[] | undefined, b: readonly Guards[] | undefined): readonly Guards[] | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const pairs: Guards[] = [];
+  for (const first of a) {
+    for (const second of b) {
+      const guards = [...first, ...second];
+      if (!pairs.some((known) => sameGuards(known, guards))) pairs.push(guards);
+    }
+  }
+  return pairs;
+}
+
+function sameGuards(a: Guards, b: Guards): boolean {
+  return a === b || (a.length === b.length && a.every((list, i) => sameDirectives(list, b[i])));
+}
+
 /**
  * A field node's directives a subgraph may see: not `@stream`, a delivery hint the router answers
  * (the list comes whole), nor `@defer` (the router plans it: subgraphs never see it).
@@ -87,7 +115,8 @@ function isIncremental(directive: DirectiveNode): boolean {
   return directive.name.value === 'stream' || directive.name.value === 'defer';
 }
 
-function isCondition(directive: DirectiveNode): boolean {
+/** Whether a directive is `@skip` or `@include`. */
+export function isCondition(directive: DirectiveNode): boolean {
   return directive.name.value === 'skip' || directive.name.value === 'include';
 }
 
