@@ -20,7 +20,7 @@ import { collectFields, fieldSetFields, subSelections, without } from './collect
 import { planCost } from './batch-fetches.js';
 import { chooseWay, compositeTypeOf, fieldScope, hasLookup, localFieldType, providedFor, subgraphKey, typedPosition, typeResolver, type Coverage, type Scope, type Way } from './entity-paths.js';
 import type { Above, FetchOperation, Frame, Need, NeedFor, PlanStep, PlannedDenial, PlannedField, Position, RepresentationDraft, SelectionTree } from './plan-types.js';
-import { TYPENAME, addField, addLeaf, allOf, anyOf, conditionsOf, emptyTree, isCondition, mergeTree } from './selection-tree.js';
+import { TYPENAME, addField, addLeaf, allOf, anyOf, directivesOf, emptyTree, isCondition, mergeTree } from './selection-tree.js';
 import { PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
 /** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
@@ -158,7 +158,8 @@ export class Planner {
    *        conditions for it where the client asks for it in that tree (the client's fields below
    *        it carry only their own);
    *     and each step holding them is made then in turn (the runner makes a look-up when one of its
-   *     fields is wanted): no look-up is made without its key.
+   *     fields is wanted). Documents send each field under its `included` (5): so no look-up is
+   *     made without its key, and no field is sent without what it requires.
    */
   settleNeeds(): void {
     const settled = new Map<SelectionTree, Map<string, readonly Guards[] | undefined>>();
@@ -649,7 +650,7 @@ export class Planner {
       touched.add(step);
       const returnType = compositeTypeOf(type, name);
       const responseKey = this.responseKey(where, key, name, node.arguments ?? []);
-      const directives = conditionsOf(nodes);
+      const directives = directivesOf(nodes);
       const included = this.includedOf(nodes, need);
       const planned = addField(at, { key: responseKey, name, args: node.arguments ?? [], composite: returnType !== undefined, directives, subgraphKey: subgraphKey(this.model, type, name, graph, responseKey), included });
       this.notePlanned(at, responseKey, need, included, returnType !== undefined);
@@ -743,7 +744,7 @@ export class Planner {
     const node = nodes[0];
     const name = node.name.value;
     const returnType = compositeTypeOf(type, name);
-    const directives = conditionsOf(nodes);
+    const directives = directivesOf(nodes);
     const included = this.includedOf(nodes, need);
     const responseKey = this.responseKey(where, key, name, node.arguments ?? []);
     const planned = addField(frame.at, { key: responseKey, name, args: node.arguments ?? [], composite: returnType !== undefined, directives, subgraphKey: subgraphKey(this.model, type, name, way.graph, responseKey), included });

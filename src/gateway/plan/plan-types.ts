@@ -15,14 +15,15 @@ export interface SelectionTree {
 export interface PlannedField {
   readonly name: string;
   readonly arguments: readonly ArgumentNode[];
-  /** The client's `@skip`/`@include` on it, kept when every selection of the key agrees; the subgraph evaluates them. */
+  /** The client's executable directives on it other than `@skip`/`@include` (those are `included`). */
   readonly directives: readonly DirectiveNode[];
   /**
    * When the client's `@skip`/`@include` (the field's own and its fragments') may leave the field
    * out: the guards of each selection it stands for; it is wanted when every condition list of one
-   * of them passes. Absent: always wanted. A look-up none of whose fields is wanted is not made.
-   * Fields the plan needs for another field carry that field's, widened once every field is
-   * placed (Planner.settleNeeds).
+   * of them passes. Absent: always wanted. A look-up none of whose fields is wanted is not made,
+   * and the subgraph document sends the field under exactly these conditions (5), so it is never
+   * sent without the look-ups that feed it. Fields the plan needs for another field carry that
+   * field's, widened once every field is placed (Planner.settleNeeds).
    */
   readonly included?: readonly Guards[];
   /** Present for fields of object, interface or union type. */
@@ -246,6 +247,7 @@ export interface Above {
   readonly key: string;
   readonly name: string;
   readonly arguments: readonly ArgumentNode[];
+  /** Its directives other than `@skip`/`@include` (PlannedField.directives). */
   readonly directives: readonly DirectiveNode[];
   /** When the client wants it where it was planned (PlannedField.included, before merging); absent: always. */
   readonly included: readonly Guards[] | undefined;
