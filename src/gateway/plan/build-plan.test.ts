@@ -95,11 +95,30 @@ describe('query plans', () => {
     expect(describeFetches('{ __typename topProducts { name } }').map((f) => f.subgraph)).toEqual(['products']);
   });
 
-  it('sends a field its own @skip/@include, with the variables they read, and fetches a fragment\'s fields', () => {
+  it('sends a field under its own @skip/@include and its fragments\', with the variables they read', () => {
     const fetches = describeFetches('query Q($x: Boolean!, $y: Boolean!) { topProducts { name @include(if: $x) ... on Product @skip(if: $y) { price } } }');
-    expect(fetches[0].document).toMatch(/^query \(\$x: Boolean!\)/);
+    expect(fetches[0].document).toMatch(/^query \(\$x: Boolean!, \$y: Boolean!\)/);
     expect(fetches[0].document).toContain('name @include(if: $x)');
-    expect(fetches[0].document).toMatch(/\n\s+price\n/);
+    expect(fetches[0].document).toContain('price @skip(if: $y)');
+  });
+
+  it('sends a field under nested fragments\' conditions, an @include each, and its @requires fields under the same', () => {
+    const fetches = describeFetches('query ($a: Boolean!, $b: Boolean!) { topProducts { upc ... @include(if: $a) { ... @include(if: $b) { shippingEstimate } } } }');
+    const [products, inventory] = [fetches.find((f) => f.subgraph === 'products')!, fetches.find((f) => f.subgraph === 'inventory')!];
+    // Only one @include may stand on a node (GraphQL spec 5.7.3): the outer one on a fragment around the field.
+    expect(inventory.document).toMatch(/\.\.\. @include\(if: \$a\) \{\s+shippingEstimate @include\(if: \$b\)\s+\}/);
+    expect(products.document).toMatch(/\.\.\. @include\(if: \$a\) \{\s+price @include\(if: \$b\)\s+weight @include\(if: \$b\)\s+\}/);
+    // The key the client asks for without a condition stays without one.
+    expect(products.document).toMatch(/\n\s+upc\n/);
+  });
+
+  it('sends the key of a look-up only for the fields that want it, and a field asked under two conditions under either', () => {
+    const skipped = describeFetches('query ($brief: Boolean!) { topProducts { name ...Stock @skip(if: $brief) } } fragment Stock on Product { inStock }');
+    expect(skipped[0].document).toContain('upc @skip(if: $brief)');
+    expect(skipped[1].document).toContain('inStock @skip(if: $brief)');
+    // Copies of one field merge in the subgraph: it resolves it when either condition passes; the third asks nothing more.
+    const either = describeFetches('query ($a: Boolean!, $b: Boolean!) { topProducts { ... @include(if: $a) { name } ... @include(if: $b) { name } name @include(if: $a) @skip(if: $b) } }');
+    expect(either[0].document).toMatch(/topProducts \{\s+name @include\(if: \$a\)\s+name @include\(if: \$b\)\s+\}/);
   });
 
   it('plans a document once', () => {

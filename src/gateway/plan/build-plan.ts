@@ -20,10 +20,10 @@ const NONE: ReadonlySet<string> = new Set();
  * answered whole. A subscription is planned as a query whose one root field is the event (13).
  * The numbers below are referred to in the code: placing fields (1 to 4, 8 to 13) is in
  * place-fields.ts (1 in planRoot and rootChoices, 8 in planInterfaceObject, 10 in responseKey and entityStep, 11 in
- * includedOf, 12 in follow, 13 in planRoot and checkSubscriptionRoot, its plan's root fetch in withSubscription
+ * includedOf and settleNeeds, 12 in follow, 13 in planRoot and checkSubscriptionRoot, its plan's root fetch in withSubscription
  * here), with the choice of the way to a field (its subgraph, level and key) in
  * entity-paths.ts (chooseWay); ordering and batching (6) in batch-fetches.ts; documents (5) and
- * their validation (7) in emit-documents.ts. Decision 019 tells why ways are chosen as they are.
+ * their validation (7) in emit-documents.ts (conditions, 5 and 11, in sentConditions). Decision 019 tells why ways are chosen as they are.
  *
  * 1. Root fields are grouped by the subgraph that resolves them. A root field several subgraphs
  *    resolve is planned alone in each (its ways to what that subgraph leaves included, 12) and
@@ -57,7 +57,9 @@ const NONE: ReadonlySet<string> = new Set();
  *    and a field whose type in that subgraph differs from the supergraph's is aliased. The client's
  *    executable directives other than `@skip`/`@include` go with the fields they stand on (a
  *    fragment's with each of its fields), the operation's to each fetch whose operation type they
- *    may stand on; the plan's own names (representations variables) never take a client's. The steps the
+ *    may stand on. Each field is sent under exactly the `@skip`/`@include` that want it (11), its
+ *    own and its fragments': on the field, and on inline fragments around it where one would
+ *    repeat there; a field wanted in several places is sent once under each place's; the plan's own names (representations variables) never take a client's. The steps the
  *    runner reads are built with their fetch's document and frozen: emission writes nothing back.
  * 6. Entity steps of one subgraph that wait for the same steps share one request.
  * 7. Every document is validated against its subgraph's own schema (read from the join
@@ -74,9 +76,12 @@ const NONE: ReadonlySet<string> = new Set();
  *     under its name (what the subgraph's resolver reads); `@requires` that need one field with
  *     different arguments get entity steps of their own (sharing one request, 6).
  * 11. Each planned field knows when the client's `@skip`/`@include` want it (its own and its
- *    fragments' conditions, from the operation analysis), and what the plan fetches for a field (its
- *    key, its required fields) is wanted when that field is: a look-up none of whose fields is
- *    wanted for the request's variables is not made, nor are the look-ups that only feed it.
+ *    fragments' conditions, from the operation analysis), and what the plan fetches for itself is
+ *    wanted whenever what it serves is (a look-up's key whenever the look-up is made, a field's
+ *    required fields whenever it is sent: settled once every field is placed): a look-up none of
+ *    whose fields is wanted for the request's variables is not made, nor are the look-ups that
+ *    only feed it, and, since documents send each field under those conditions (5), no field is
+ *    sent whose look-ups were not made.
  * 12. A field no look-up reaches at its own position (a value type with no key where the field
  *     is) is reached from above: an entity above it looked up in a subgraph that resolves every
  *     field from there down to it (re-selected under the client's keys, lists and fragments on
@@ -155,6 +160,7 @@ function planOnce(request: PlanRequest, stageBudget: number | undefined): { plan
   const rootType = schema.getRootType(operation.operation);
   if (!rootType) throw new PlanUnsupported(`no ${kind} type`);
   planner.planRoot(rootType, operation.selectionSet, kind);
+  planner.settleNeeds();
   const definitions = new Map(analysis.variableDefinitions.map((d) => [d.variable.name.value, d]));
   const fetches = batchFetches(planner.steps, definitions, planner.rootOperations, operationDirectives);
   // 7. The safety net: a document its subgraph must reject is never sent.

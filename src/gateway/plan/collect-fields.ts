@@ -6,8 +6,8 @@ import { PlanUnsupported } from './supergraph-model.js';
 /**
  * GraphQL's CollectFields (spec 6.3.2) for one concrete type, from the operation's analysis (memoised
  * per document), with every `@skip`/`@include` taken as "maybe": what they exclude is decided per
- * request, by the subgraph for a field's own conditions and by the projection for everything (a
- * fragment's condition is not sent, its fields are fetched). Any other directive cannot be planned.
+ * request, by the subgraph for the conditions each field is sent under (its own and its fragments',
+ * buildPlan 5 and 11), by the runner for the look-ups to make, and by the projection for everything.
  * For an interface: the fields every object of it gets, whatever its concrete type.
  */
 export function collectFields(schema: GraphQLSchema, analysis: OperationAnalysis, type: GraphQLObjectType | GraphQLInterfaceType, selectionSets: readonly (SelectionSetNode | undefined)[]): FieldGroups {

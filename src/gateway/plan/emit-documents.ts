@@ -1,17 +1,20 @@
 // Emitting documents: each fetch's subgraph document (a query, mutation or subscription), printed from its steps' selection trees and validated against the subgraph's own schema (5, 7).
 import {
   Kind,
+  print,
   validate,
   type DirectiveNode,
   type DocumentNode,
+  type FieldNode,
   type OperationDefinitionNode,
   type SelectionNode,
   type SelectionSetNode,
   type ValueNode,
   type VariableDefinitionNode,
 } from 'graphql';
+import type { Guards } from '../../request/operation-analysis.js';
 import type { Fetch, FetchOperation, FetchStep, PlanStep, SelectionTree } from './plan-types.js';
-import { TYPENAME } from './selection-tree.js';
+import { TYPENAME, isCondition } from './selection-tree.js';
 import { PlanInvalid, PlanUnsupported, type SupergraphModel } from './supergraph-model.js';
 
 /**
@@ -30,7 +33,7 @@ export function emitFetch(fetch: FetchDraft, emission: Emission): Fetch {
   const ownVariables: VariableDefinitionNode[] = [];
   const batched = steps.length > 1;
   const fetchSteps = steps.map((step, index): FetchStep => {
-    const selectionSet = toSelectionSet(step.selection, used, renamed);
+    const selectionSet = toSelectionSet(step.selection, used, renamed, NONE);
     if (step.entityType === undefined) {
       selections.push(...selectionSet.selections);
       return finalStep(step, undefined, undefined, built);
@@ -148,33 +151,124 @@ function unclaimed(name: string, clientVariables: ReadonlyMap<string, unknown>):
   return candidate;
 }
 
-function toSelectionSet(tree: SelectionTree, variables: Set<string>, renamed: { any: boolean }): SelectionSetNode {
+/** No conditions around a step's selection: its fields carry their own. */
+const NONE: ReadonlySet<string> = new Set();
+
+/** One copy of a field, sent under no condition. */
+const ALWAYS_SENT: readonly (readonly DirectiveNode[])[] = [[]];
+
+/**
+ * A selection tree as a subgraph document's selection set. Each field is sent under exactly the
+ * conditions that want it (its `included`: the client's `@skip`/`@include` on it and on its
+ * fragments, or, for what the plan fetches for itself, those of what it serves): a subgraph never
+ * resolves a field the request leaves out, nor one whose look-ups the runner does not make (it
+ * makes a look-up only when one of its fields is wanted: buildPlan 11, decision 017). `enclosing`
+ * holds the conditions (printed) of the fields around the tree: they hold wherever it executes,
+ * so they are not repeated inside.
+ */
+function toSelectionSet(tree: SelectionTree, variables: Set<string>, renamed: { any: boolean }, enclosing: ReadonlySet<string>): SelectionSetNode {
   const selections: SelectionNode[] = [];
+  const wrappers = new Map<string, SelectionNode[]>();
   for (const [key, field] of tree.fields) {
     for (const argument of field.arguments) collectVariables(argument.value, variables);
     for (const directive of field.directives) for (const argument of directive.arguments ?? []) collectVariables(argument.value, variables);
-    const sub = field.selection && (field.selection.fields.size > 0 || field.selection.fragments.size > 0) ? toSelectionSet(field.selection, variables, renamed) : undefined;
     if (field.subgraphKey) renamed.any = true;
     const responseKey = field.subgraphKey ?? key;
-    selections.push({
-      kind: Kind.FIELD,
-      alias: responseKey === field.name ? undefined : { kind: Kind.NAME, value: responseKey },
-      name: { kind: Kind.NAME, value: field.name },
-      arguments: field.arguments,
-      directives: field.directives,
-      // A composite field must select something: its type name at least.
-      selectionSet: field.selection ? (sub ?? { kind: Kind.SELECTION_SET, selections: [{ kind: Kind.FIELD, name: { kind: Kind.NAME, value: TYPENAME } }] }) : undefined,
-    });
+    for (const conditions of sentConditions(field.included, enclosing)) {
+      for (const directive of conditions) for (const argument of directive.arguments ?? []) collectVariables(argument.value, variables);
+      const inside = conditions.length === 0 ? enclosing : new Set([...enclosing, ...conditions.map((directive) => print(directive))]);
+      const sub = field.selection && (field.selection.fields.size > 0 || field.selection.fragments.size > 0) ? toSelectionSet(field.selection, variables, renamed, inside) : undefined;
+      const node: FieldNode = {
+        kind: Kind.FIELD,
+        alias: responseKey === field.name ? undefined : { kind: Kind.NAME, value: responseKey },
+        name: { kind: Kind.NAME, value: field.name },
+        arguments: field.arguments,
+        directives: field.directives,
+        // A composite field must select something: its type name at least.
+        selectionSet: field.selection ? (sub ?? { kind: Kind.SELECTION_SET, selections: [{ kind: Kind.FIELD, name: { kind: Kind.NAME, value: TYPENAME } }] }) : undefined,
+      };
+      underConditions(node, conditions, selections, wrappers);
+    }
   }
   for (const [typeName, fragment] of tree.fragments) {
     if (fragment.fields.size === 0 && fragment.fragments.size === 0) continue;
     selections.push({
       kind: Kind.INLINE_FRAGMENT,
       typeCondition: { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: typeName } },
-      selectionSet: toSelectionSet(fragment, variables, renamed),
+      selectionSet: toSelectionSet(fragment, variables, renamed, enclosing),
     });
   }
   return { kind: Kind.SELECTION_SET, selections };
+}
+
+/**
+ * The conditions a field is sent under, one list per copy of it in the document (copies of one
+ * field under one response key merge, GraphQL spec 6.3.2, so the subgraph resolves it when any
+ * copy's conditions pass):
+ * 1. one per alternative of its `included` (a selection of it, with every condition list around
+ *    it), the `@skip`/`@include` directives of its lists flattened, each once (`@defer` is the
+ *    router's: never sent);
+ * 2. less those `enclosing` already holds;
+ * 3. an alternative left with none wants the field always: one copy, bare;
+ * 4. an alternative asking all another asks, and more, adds nothing and is dropped (of two alike,
+ *    the later).
+ */
+function sentConditions(included: readonly Guards[] | undefined, enclosing: ReadonlySet<string>): readonly (readonly DirectiveNode[])[] {
+  if (!included) return ALWAYS_SENT;
+  const alternatives: { conditions: DirectiveNode[]; printed: Set<string> }[] = [];
+  for (const guards of included) {
+    const conditions: DirectiveNode[] = [];
+    const printed = new Set<string>();
+    for (const list of guards) {
+      for (const directive of list) {
+        if (!isCondition(directive)) continue;
+        const text = print(directive);
+        if (enclosing.has(text) || printed.has(text)) continue;
+        printed.add(text);
+        conditions.push(directive);
+      }
+    }
+    if (conditions.length === 0) return ALWAYS_SENT;
+    alternatives.push({ conditions, printed });
+  }
+  const covers = (a: Set<string>, b: Set<string>) => a.size <= b.size && [...a].every((text) => b.has(text));
+  return alternatives
+    .filter((alternative, i) => !alternatives.some((other, j) => j !== i && covers(other.printed, alternative.printed) && (other.printed.size < alternative.printed.size || j < i)))
+    .map((alternative) => alternative.conditions);
+}
+
+/**
+ * Adds a field under its conditions to `selections`: on the field itself while no directive name
+ * repeats there (a directive that is not repeatable stands once per location, GraphQL spec 5.7.3),
+ * the rest on inline fragments without a type condition around it, the outermost first:
+ * `... @include(if: $a) { field @include(if: $b) @skip(if: $c) }`. Fields under the same
+ * fragments share them (`wrappers`: the selections inside each chain of fragments made here, by
+ * their directives printed).
+ */
+function underConditions(field: FieldNode, conditions: readonly DirectiveNode[], selections: SelectionNode[], wrappers: Map<string, SelectionNode[]>): void {
+  // Innermost first: the field's own, then each fragment's outwards.
+  const groups: DirectiveNode[][] = [[]];
+  for (let i = conditions.length - 1; i >= 0; i--) {
+    let group = groups[groups.length - 1];
+    if (group.some((directive) => directive.name.value === conditions[i].name.value)) groups.push((group = []));
+    group.unshift(conditions[i]);
+  }
+  const node: FieldNode = groups[0].length === 0 ? field : { ...field, directives: [...groups[0], ...(field.directives ?? [])] };
+  if (groups.length === 1) {
+    selections.push(node);
+    return;
+  }
+  const chain = groups.slice(1).map((group) => group.map((directive) => print(directive)).join(' ')).join(' | ');
+  const inside = wrappers.get(chain);
+  if (inside) {
+    inside.push(node);
+    return;
+  }
+  const innermost: SelectionNode[] = [node];
+  wrappers.set(chain, innermost);
+  let selection: SelectionNode = { kind: Kind.INLINE_FRAGMENT, directives: groups[1], selectionSet: { kind: Kind.SELECTION_SET, selections: innermost } };
+  for (const group of groups.slice(2)) selection = { kind: Kind.INLINE_FRAGMENT, directives: group, selectionSet: { kind: Kind.SELECTION_SET, selections: [selection] } };
+  selections.push(selection);
 }
 
 function collectVariables(value: ValueNode, into: Set<string>): void {

@@ -8,7 +8,6 @@ import {
   isObjectType,
   print,
   type ArgumentNode,
-  type DirectiveNode,
   type FieldNode,
   type GraphQLCompositeType,
   type GraphQLInterfaceType,
@@ -20,8 +19,8 @@ import type { FieldGroups, Guards, OperationAnalysis } from '../../request/opera
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
 import { planCost } from './batch-fetches.js';
 import { chooseWay, compositeTypeOf, fieldScope, hasLookup, localFieldType, providedFor, subgraphKey, typedPosition, typeResolver, type Coverage, type Scope, type Way } from './entity-paths.js';
-import type { Above, FetchOperation, Frame, Need, PlanStep, PlannedDenial, PlannedField, Position, RepresentationDraft, SelectionTree } from './plan-types.js';
-import { TYPENAME, addField, addLeaf, conditionsOf, emptyTree, mergeTree } from './selection-tree.js';
+import type { Above, FetchOperation, Frame, Need, NeedFor, PlanStep, PlannedDenial, PlannedField, Position, RepresentationDraft, SelectionTree } from './plan-types.js';
+import { TYPENAME, addField, addLeaf, allOf, anyOf, directivesOf, emptyTree, isCondition, mergeTree } from './selection-tree.js';
 import { PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
 
 /** Fields the router answers from the API schema without a subgraph (GraphQL spec 4.1, 4.2). */
@@ -59,6 +58,12 @@ export class Planner {
   readonly #clientKeys = new Map<string, Map<string, Set<string>>>();
   /** 10. The plan's own fields (keys, required fields) at each path: the response key of each field signature. */
   readonly #planKeys = new Map<string, Map<string, string>>();
+  /** 11. What each of the plan's own fields is for, by tree and response key (settleNeeds). */
+  readonly #needsFor = new Map<SelectionTree, Map<string, Set<NeedFor>>>();
+  /** 11, 12. The client's fields a way down selects again, by tree and response key (settleNeeds). */
+  readonly #waysDown = new Map<SelectionTree, Set<string>>();
+  /** 11. When the client wants each of its fields of object, interface or union type, by tree and response key (settleNeeds). */
+  readonly #clientWants = new Map<SelectionTree, Map<string, readonly Guards[] | undefined>>();
 
   constructor(
     readonly model: SupergraphModel,
@@ -107,7 +112,8 @@ export class Planner {
   /**
    * 11. When the client's conditions may leave a response key out: the guards of its selections
    *     (the analysis's, any of which passing wants it); undefined when one always executes. What
-   *     the plan needs for another field is wanted when that field is.
+   *     the plan needs for another field is wanted when that field is (and, once every field is
+   *     placed, whenever what it is for is: settleNeeds).
    */
   includedOf(nodes: readonly FieldNode[], need: Need | undefined): readonly Guards[] | undefined {
     if (need) return need.included;
@@ -119,6 +125,92 @@ export class Planner {
       }
     }
     return alternatives;
+  }
+
+  /**
+   * 11. Records what the field under `key` in `at` is planned for: `need`'s look-up or field, or, for
+   *     the client's field of object, interface or union type, when the client wants it there.
+   */
+  notePlanned(at: SelectionTree, key: string, need: Need | undefined, included: readonly Guards[] | undefined, composite: boolean): void {
+    if (!need) {
+      if (!composite) return;
+      let wants = this.#clientWants.get(at);
+      if (!wants) this.#clientWants.set(at, (wants = new Map()));
+      wants.set(key, wants.has(key) ? anyOf(wants.get(key), included) : included);
+      return;
+    }
+    if (!need.for) return;
+    let byKey = this.#needsFor.get(at);
+    if (!byKey) this.#needsFor.set(at, (byKey = new Map()));
+    let fors = byKey.get(key);
+    if (!fors) byKey.set(key, (fors = new Set()));
+    fors.add(need.for);
+  }
+
+  /**
+   * 11. Once every field is placed, each field the plan selects for itself is wanted whenever what
+   *     it serves is, for any values of the variables; the conditions it was planned with may say less:
+   *     a. a look-up's key fields, whenever the look-up is made: whenever one of its fields is
+   *        wanted, those added to it after its key was planned included (12's `extend`);
+   *     b. a field's required fields, whenever the field is;
+   *     c. a field of the plan's own, or one of the client's a way down selects again (12), whenever
+   *        a field placed below it is (a later field's way may end there), within the client's
+   *        conditions for it where the client asks for it in that tree (the client's fields below
+   *        it carry only their own);
+   *     and each step holding them is made then in turn (the runner makes a look-up when one of its
+   *     fields is wanted). Documents send each field under its `included` (5): so no look-up is
+   *     made without its key, and no field is sent without what it requires.
+   */
+  settleNeeds(): void {
+    const settled = new Map<SelectionTree, Map<string, readonly Guards[] | undefined>>();
+    const made = new Map<PlanStep, readonly Guards[] | undefined>();
+    const open = new Set<unknown>();
+    // Wanted when any field of the tree is, its type conditions' included (a type name goes with them).
+    const anyBelow = (tree: SelectionTree): readonly Guards[] | undefined => {
+      let when: readonly Guards[] | undefined = [];
+      for (const [key, field] of tree.fields) if (when && field.name !== TYPENAME) when = anyOf(when, wantedWhen(tree, key));
+      for (const fragment of tree.fragments.values()) if (when) when = anyOf(when, anyBelow(fragment));
+      return when;
+    };
+    // a. A step is made when one of its fields is wanted (the runner's rule); a root step always.
+    const madeWhen = (step: PlanStep): readonly Guards[] | undefined => {
+      if (step.entityType === undefined) return undefined;
+      if (made.has(step)) return made.get(step);
+      if (open.has(step)) throw new PlanUnsupported('a look-up needed for itself');
+      open.add(step);
+      let when: readonly Guards[] | undefined = [];
+      for (const key of step.selection.fields.keys()) if (when) when = anyOf(when, wantedWhen(step.selection, key));
+      open.delete(step);
+      made.set(step, when);
+      return when;
+    };
+    const wantedWhen = (at: SelectionTree, key: string): readonly Guards[] | undefined => {
+      const field = at.fields.get(key)!;
+      const fors = this.#needsFor.get(at)?.get(key);
+      if (!fors && !this.#waysDown.get(at)?.has(key)) return field.included;
+      let byKey = settled.get(at);
+      if (!byKey) settled.set(at, (byKey = new Map()));
+      if (byKey.has(key)) return byKey.get(key);
+      if (open.has(field)) throw new PlanUnsupported(`the field under ${key} needed for itself`);
+      open.add(field);
+      let when = field.included;
+      // a, b. Not told what it is for (not planned to the end): always, which never leaves it out.
+      for (const needFor of fors ?? []) if (when) when = anyOf(when, needFor.step ? madeWhen(needFor.step) : needFor.field ? wantedWhen(needFor.field.at, needFor.field.key) : undefined);
+      // c.
+      if (when && field.selection) when = anyOf(when, allOf(this.#clientWants.get(at)?.get(key), anyBelow(field.selection)));
+      open.delete(field);
+      byKey.set(key, when);
+      return when;
+    };
+    for (const [at, byKey] of this.#needsFor) for (const key of byKey.keys()) wantedWhen(at, key);
+    for (const [at, keys] of this.#waysDown) for (const key of keys) wantedWhen(at, key);
+    // Planned fields are never written: a new object under the same key where it changed.
+    for (const [at, byKey] of settled) {
+      for (const [key, when] of byKey) {
+        const field = at.fields.get(key)!;
+        if (when !== field.included) at.fields.set(key, { ...field, included: when });
+      }
+    }
   }
 
   /**
@@ -522,9 +614,12 @@ export class Planner {
     if (!needsType) return;
     const resolver = typeResolver(this, iface, graph, provided);
     const providers = new Set<PlanStep>([step]);
-    // The key of the look-up that tells each object's type: the plan's own need, always wanted.
-    this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), withNeed(where, where.need ?? ALWAYS), providers);
+    // The key of the look-up that tells each object's type: the plan's own need, always wanted
+    // (within another need, whenever the look-up is made).
+    const resolving: NeedFor = {};
+    this.planObjectFields(iface, fieldSetFields(this.model.fieldSetSelection(resolver.key)), withNeed(where, where.need ? { included: where.need.included, for: resolving } : ALWAYS), providers);
     const resolution = this.entityStep(resolver.graph, path, iface.name, providers, resolver.key);
+    resolving.step = resolution;
     resolution.lookupType = iface.name;
     resolution.resolvesType = true;
     for (const provider of providers) touched.add(provider);
@@ -555,13 +650,15 @@ export class Planner {
       touched.add(step);
       const returnType = compositeTypeOf(type, name);
       const responseKey = this.responseKey(where, key, name, node.arguments ?? []);
-      const conditions = conditionsOf(nodes);
-      const planned = addField(at, { key: responseKey, name, args: node.arguments ?? [], composite: returnType !== undefined, directives: conditions, subgraphKey: subgraphKey(this.model, type, name, graph, responseKey), included: this.includedOf(nodes, need) });
+      const directives = directivesOf(nodes);
+      const included = this.includedOf(nodes, need);
+      const planned = addField(at, { key: responseKey, name, args: node.arguments ?? [], composite: returnType !== undefined, directives, subgraphKey: subgraphKey(this.model, type, name, graph, responseKey), included });
+      this.notePlanned(at, responseKey, need, included, returnType !== undefined);
       if (returnType) {
         const own = this.model.providesOf(type.name, name, graph);
         const childProvided = provided?.get(name) ?? (own ? this.model.providedSet(own) : undefined);
         const childScope = fieldScope(this, type, name, graph, scope, provided);
-        const above: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives: conditions };
+        const above: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives, included };
         this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), below(where, planned, above, { provided: childProvided, scope: childScope }), touched);
       }
     }
@@ -583,7 +680,8 @@ export class Planner {
    * Plans a field its frame's subgraph cannot resolve the way chooseWay found (3, 4, 8, 12): the
    * look-up's key (and required fields) in the frame it starts from, whose steps all come before
    * it; then, from the level the way starts at, the client's fields down to the field's position,
-   * and the field there with its selection. All of it is wanted when the field is (11).
+   * and the field there with its selection. All of it is wanted when the field is, the fields on
+   * the way down when they are too (11).
    */
   follow(way: Way, frame: Frame, field: ClientField, touched: Set<PlanStep>, need: Need | undefined): void {
     const { type } = frame;
@@ -596,6 +694,11 @@ export class Planner {
       links.unshift(level.above!);
       level = level.above!.frame;
     }
+    // 11. A field on the way down is wanted when the client wants it there and the one below it is
+    // wanted, down to the field the way is for; the look-up when the first of them is.
+    const wanted: (readonly Guards[] | undefined)[] = [];
+    let inner = included;
+    for (let i = links.length - 1; i >= 0; i--) wanted[i] = inner = allOf(links[i].included, inner);
     let top: Frame;
     if (way.kind === 'extend') top = way.from!;
     else if (way.kind === 'root') {
@@ -608,17 +711,20 @@ export class Planner {
       const providers = new Set<PlanStep>([from.step]);
       addLeaf(from.at, TYPENAME);
       const requires = way.level === 0 ? this.model.requiresOf(way.lookupType ?? type.name, name, way.graph) : undefined;
-      // The plan's own need, wanted when the field is (an outer need, if any, stays).
-      const needed = withNeed(from, need ?? { included });
-      this.planSelections(from.type, [this.model.fieldSetSelection(way.key!)], needed, providers);
-      if (requires) this.planSelections(from.type, [this.model.fieldSetSelection(requires)], needed, providers);
+      // The plan's own needs, wanted when the look-up is made (the key) and when the field is
+      // sent (what it requires): 11, settleNeeds.
+      const keyFor: NeedFor = {};
+      const requiresFor: NeedFor = {};
+      this.planSelections(from.type, [this.model.fieldSetSelection(way.key!)], withNeed(from, { included: inner, for: keyFor }), providers);
+      if (requires) this.planSelections(from.type, [this.model.fieldSetSelection(requires)], withNeed(from, { included: inner, for: requiresFor }), providers);
       const child = this.entityStep(way.graph, level.path, level.type.name, providers, way.key!, requires);
+      keyFor.step = child;
       if (way.lookupType) child.lookupType = way.lookupType;
       for (const provider of providers) touched.add(provider);
       touched.add(child);
       if (way.level === 0) {
         // Looked up for this field: the field is planned in the look-up whatever its subgraph requires (the representation carries it).
-        this.planLookedUp(way, field, this.frame(type, inStep(frame, child, undefined)), touched, need);
+        requiresFor.field = this.planLookedUp(way, field, this.frame(type, inStep(frame, child, undefined)), touched, need);
         return;
       }
       top = this.frame(level.type, inStep(level, child, undefined));
@@ -626,32 +732,36 @@ export class Planner {
     // 12. Down from the level the way starts at: the client's fields again, each below the one before.
     let at = top;
     links.forEach((link, i) => {
-      at = this.descend(at, link, i + 1 < links.length ? links[i + 1].frame : frame, included);
+      at = this.descend(at, link, i + 1 < links.length ? links[i + 1].frame : frame, wanted[i]);
     });
     this.planObjectFields(type, new Map([[key, nodes]]), withNeed(at, need), touched);
   }
 
-  /** The field in the entity step that looks it up at its own position (3, 4, 8). */
-  planLookedUp(way: Way, field: ClientField, frame: Frame, touched: Set<PlanStep>, need: Need | undefined): void {
+  /** The field in the entity step that looks it up at its own position (3, 4, 8); where it went. */
+  planLookedUp(way: Way, field: ClientField, frame: Frame, touched: Set<PlanStep>, need: Need | undefined): { at: SelectionTree; key: string } {
     const { type, key, nodes } = field;
     const where = withNeed(frame, need);
     const node = nodes[0];
     const name = node.name.value;
     const returnType = compositeTypeOf(type, name);
-    const conditions = conditionsOf(nodes);
+    const directives = directivesOf(nodes);
+    const included = this.includedOf(nodes, need);
     const responseKey = this.responseKey(where, key, name, node.arguments ?? []);
-    const planned = addField(frame.at, { key: responseKey, name, args: node.arguments ?? [], composite: returnType !== undefined, directives: conditions, subgraphKey: subgraphKey(this.model, type, name, way.graph, responseKey), included: this.includedOf(nodes, need) });
+    const planned = addField(frame.at, { key: responseKey, name, args: node.arguments ?? [], composite: returnType !== undefined, directives, subgraphKey: subgraphKey(this.model, type, name, way.graph, responseKey), included });
+    this.notePlanned(frame.at, responseKey, need, included, returnType !== undefined);
     if (returnType) {
       const own = this.model.providesOf(way.lookupType ?? type.name, name, way.graph);
       const childScope = fieldScope(this, type, name, way.graph, frame.scope, undefined);
-      const above: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives: conditions };
+      const above: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives, included };
       this.planSelections(this.positionType(type, name, way.graph, returnType, planned), subSelections(nodes), below(where, planned, above, { provided: own ? this.model.providedSet(own) : undefined, scope: childScope }), touched);
     }
+    return { at: frame.at, key: responseKey };
   }
 
   /**
    * One field of the way down (12): the client's field of the frame above, selected in this frame's
-   * step (wanted when the field the way is for is, 11), and the frame of the objects below it there
+   * step (wanted when it and the fields below it on the way are, 11; settleNeeds adds any other
+   * placed below it later), and the frame of the objects below it there
    * (in a fragment where that subgraph's field has an abstract type).
    */
   descend(frame: Frame, link: Above, below: Frame, included: readonly Guards[] | undefined): Frame {
@@ -659,6 +769,10 @@ export class Planner {
     const localType = localFieldType(model, frame.type, link.name, below.type, frame.graph);
     if (!localType) throw new PlanUnsupported(`${frame.graph} has no ${below.type.name} below ${frame.type.name}.${link.name}`);
     const planned = addField(frame.at, { key: link.key, name: link.name, args: link.arguments, composite: true, directives: link.directives, subgraphKey: subgraphKey(model, frame.type, link.name, frame.graph, link.key), included });
+    let waysDown = this.#waysDown.get(frame.at);
+    if (!waysDown) this.#waysDown.set(frame.at, (waysDown = new Set()));
+    waysDown.add(link.key);
+    this.notePlanned(frame.at, link.key, undefined, link.included, true);
     let at = planned.selection!;
     if (localType.name !== below.type.name) {
       addLeaf(at, TYPENAME);
@@ -669,7 +783,7 @@ export class Planner {
     const own = model.providesOf(frame.type.name, link.name, frame.graph);
     const provided = providedFor(frame.provided?.get(link.name) ?? (own ? model.providedSet(own) : undefined), below.type, this.schema);
     const scope = fieldScope(this, frame.type, link.name, frame.graph, frame.scope, frame.provided);
-    return this.frame(below.type, position({ graph: frame.graph, step: frame.step, at, path: below.path, provided, scope, above: { frame, key: link.key, name: link.name, arguments: link.arguments, directives: link.directives } }));
+    return this.frame(below.type, position({ graph: frame.graph, step: frame.step, at, path: below.path, provided, scope, above: { ...link, frame } }));
   }
 
   /**
@@ -824,9 +938,4 @@ function dependsOn(step: PlanStep, on: PlanStep, seen = new Set<PlanStep>()): bo
     if (dependsOn(dependency, on, seen)) return true;
   }
   return false;
-}
-
-/** Whether a directive is `@skip` or `@include`. */
-function isCondition(directive: DirectiveNode): boolean {
-  return directive.name.value === 'skip' || directive.name.value === 'include';
 }

@@ -136,6 +136,76 @@ describe('query plans: Federation v2 cases', () => {
     expect(graph.calls.get('a')![0]).toMatch(/__sy_id: id/);
   });
 
+  it('makes a hop for a look-up\'s key whenever the look-up is made, a field the plan put in it after the key included', async () => {
+    const people = [
+      { id: 'u1', email: 'ada@example.com', tickets: 0, karma: 7 },
+      { id: 'u2', email: 'alan@example.com', tickets: 5, karma: 2 },
+    ];
+    const find = (ref: { id?: string; email?: string }) => people.find((p) => p.id === ref.id || p.email === ref.email);
+    const graph = inProcessGraph([
+      {
+        name: 'a',
+        sdl: `${fed('"@key"')} type Query { users: [User!]! } type User @key(fields: "email") { email: String! }`,
+        resolvers: { Query: { users: () => people.map(({ email }) => ({ email })) } },
+      },
+      { name: 'b', sdl: `${fed('"@key"')} type User @key(fields: "email") @key(fields: "id") { id: ID! email: String! }`, resolvers: { User: { __resolveReference: find } } },
+      { name: 'c', sdl: `${fed('"@key"')} type User @key(fields: "id") { id: ID! tickets: Int! karma: Int! }`, resolvers: { User: { __resolveReference: find } } },
+    ]);
+    // The look-up of c and its hop through b (for the id) are planned for tickets; karma joins that look-up afterwards.
+    const query = 'query ($brief: Boolean!) { users { tickets @skip(if: $brief) karma } }';
+    expect(await graph.run(query, { brief: true })).toEqual({ data: { users: [{ karma: 7 }, { karma: 2 }] } });
+    expect([...graph.calls].map(([name, calls]) => [name, calls.length])).toEqual([['a', 1], ['b', 1], ['c', 1]]);
+    graph.reset();
+    expect(await graph.run(query, { brief: false })).toEqual({ data: { users: [{ tickets: 0, karma: 7 }, { tickets: 5, karma: 2 }] } });
+  });
+
+  it('sends a field left out by its fragment\'s @include to no look-up, and makes none of those that feed only it', async () => {
+    const parcels = [{ id: 'x2', weightGrams: 400, size: { widthCm: 20, heightCm: 15 } }];
+    const need = <T>(value: T | undefined, what: string): T => {
+      if (value === undefined) throw new Error(`${what} is required`);
+      return value;
+    };
+    const size = 'type Size @shareable { widthCm: Int! heightCm: Int! }';
+    const graph = inProcessGraph([
+      {
+        name: 'dispatch',
+        sdl: `${fed('"@key", "@shareable"')} type Query { parcel(id: ID!): Parcel } type Parcel @key(fields: "id") { id: ID! weightGrams: Int! }`,
+        resolvers: { Query: { parcel: (_: unknown, { id }: { id: string }) => parcels.find((p) => p.id === id) } },
+      },
+      {
+        name: 'sizes',
+        sdl: `${fed('"@key", "@shareable"')} type Parcel @key(fields: "id") { id: ID! size: Size! } ${size}`,
+        resolvers: { Parcel: { __resolveReference: (ref: { id: string }) => parcels.find((p) => p.id === ref.id) } },
+      },
+      {
+        name: 'postage',
+        sdl: `${fed('"@key", "@shareable", "@external", "@requires"')}
+          type Parcel @key(fields: "id") {
+            id: ID!
+            weightGrams: Int! @external
+            size: Size! @external
+            postageCents: Int! @requires(fields: "weightGrams")
+            boxLabel: String! @requires(fields: "size { widthCm heightCm }")
+          }
+          ${size}`,
+        resolvers: {
+          Parcel: {
+            postageCents: (p: { weightGrams?: number }) => 300 + 100 * Math.ceil(need(p.weightGrams, 'weightGrams') / 1000),
+            boxLabel: (p: { size?: { widthCm: number; heightCm: number } }) => `${need(p.size, 'size').widthCm}x${need(p.size, 'size').heightCm}`,
+          },
+        },
+      },
+    ]);
+    const query = 'query ($box: Boolean!) { parcel(id: "x2") { id postageCents ... @include(if: $box) { boxLabel } } }';
+    expect(await graph.run(query, { box: false })).toEqual({ data: { parcel: { id: 'x2', postageCents: 400 } } });
+    expect(graph.calls.get('sizes')).toEqual([]);
+    expect(graph.calls.get('postage')![0]).toContain('boxLabel @include(if: $box)');
+    graph.reset();
+    expect(await graph.run(query, { box: true })).toEqual({ data: { parcel: { id: 'x2', postageCents: 400, boxLabel: '20x15' } } });
+    // The required size is asked under the same condition, once: not again on the fields inside it.
+    expect(graph.calls.get('sizes')![0]).toMatch(/size @include\(if: \$box\) \{\s+widthCm\s+heightCm\s+\}/);
+  });
+
   it('fetches a field required with two different arguments under two keys, and passes each under its name in one request', async () => {
     const graph = inProcessGraph([
       {

@@ -15,13 +15,15 @@ export interface SelectionTree {
 export interface PlannedField {
   readonly name: string;
   readonly arguments: readonly ArgumentNode[];
-  /** The client's `@skip`/`@include` on it, kept when every selection of the key agrees; the subgraph evaluates them. */
+  /** The client's executable directives on it other than `@skip`/`@include` (those are `included`). */
   readonly directives: readonly DirectiveNode[];
   /**
    * When the client's `@skip`/`@include` (the field's own and its fragments') may leave the field
    * out: the guards of each selection it stands for; it is wanted when every condition list of one
-   * of them passes. Absent: always wanted. A look-up none of whose fields is wanted is not made.
-   * Fields the plan needs for another field carry that field's.
+   * of them passes. Absent: always wanted. A look-up none of whose fields is wanted is not made,
+   * and the subgraph document sends the field under exactly these conditions (5), so it is never
+   * sent without the look-ups that feed it. Fields the plan needs for another field carry that
+   * field's, widened once every field is placed (Planner.settleNeeds).
    */
   readonly included?: readonly Guards[];
   /** Present for fields of object, interface or union type. */
@@ -217,11 +219,26 @@ export interface Position {
 /**
  * What the plan needs for itself (a look-up's key, required fields), planned beside the client's
  * fields with three differences (place-fields.ts): no denial removes it (9), it goes under a
- * response key of its own when the client's is taken (10), and it is wanted when the field it is
- * needed for is (`included`, 11; absent: always). Planning for a need inside another keeps the outer one.
+ * response key of its own when the client's is taken (10), and it is wanted when what it is for
+ * is (11): `included` while the plan is made (absent: always), widened once every field is placed
+ * to every request that makes the look-up or sends the field named by `for` (Planner.settleNeeds).
+ * Meeting a need may take a look-up of its own (a hop for a key): that look-up's key is a need
+ * for it, while the fields the look-up gives keep the outer need.
  */
 export interface Need {
   readonly included: readonly Guards[] | undefined;
+  /** What it is for; absent: nothing that can be made more often (`included` says it all). */
+  readonly for?: NeedFor;
+}
+
+/**
+ * What a need is for, told once that is planned: a look-up, whose key fields are wanted whenever it
+ * is made (`step`), or a field in one, whose required fields are wanted whenever it is sent (`field`:
+ * its tree and response key). Told once, right after the need is planned.
+ */
+export interface NeedFor {
+  step?: PlanStep;
+  field?: { readonly at: SelectionTree; readonly key: string };
 }
 
 /** The client's field between a frame and the one below it, as a step re-selects it. */
@@ -230,7 +247,10 @@ export interface Above {
   readonly key: string;
   readonly name: string;
   readonly arguments: readonly ArgumentNode[];
+  /** Its directives other than `@skip`/`@include` (PlannedField.directives). */
   readonly directives: readonly DirectiveNode[];
+  /** When the client wants it where it was planned (PlannedField.included, before merging); absent: always. */
+  readonly included: readonly Guards[] | undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-// The planned selection trees: adding fields and leaves at a response key, comparing arguments and conditions.
+// The planned selection trees: adding fields and leaves at a response key, comparing arguments, and combining the client's conditions.
 import { print, type ArgumentNode, type DirectiveNode, type FieldNode } from 'graphql';
 import type { PlannedField, SelectionTree } from './plan-types.js';
 import type { Guards } from '../../request/operation-analysis.js';
@@ -18,11 +18,11 @@ export interface FieldToAdd {
   readonly args: readonly ArgumentNode[];
   /** Whether it has a selection of its own (an object, interface or union value). */
   readonly composite: boolean;
-  /** Its directives (default none). */
+  /** Its executable directives other than `@skip`/`@include` (default none). */
   readonly directives?: readonly DirectiveNode[];
   /** The alias it is fetched under when its subgraph's type differs (PlannedField.subgraphKey). */
   readonly subgraphKey?: string;
-  /** When the client's conditions want it (11); absent: always. */
+  /** When the client's conditions want it (11), which is also when it is sent (5); absent: always. */
   readonly included?: readonly Guards[];
 }
 
@@ -32,19 +32,14 @@ export function addField(at: SelectionTree, add: FieldToAdd): PlannedField {
   const existing = at.fields.get(key);
   if (existing) {
     if (existing.name !== name || !sameArguments(existing.arguments, args) || existing.subgraphKey !== subgraphKey) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
-    let field = existing;
-    // Wanted wherever any of its selections is (always, once one is always wanted).
-    const wanted = existing.included && included ? [...existing.included, ...included.filter((g) => !existing.included!.includes(g))] : undefined;
-    if (wanted?.length !== existing.included?.length) field = { ...field, included: wanted };
-    // Wanted under different conditions (or also by the plan itself, for a key): always fetched,
-    // with every other directive either selection carries.
-    if (!sameDirectives(existing.directives, directives)) {
-      const kept = sameDirectives(conditions(existing.directives), conditions(directives)) ? conditions(existing.directives) : [];
-      const merged = [...kept, ...unionOf(others(existing.directives), others(directives))];
-      if (!sameDirectives(merged, existing.directives)) field = { ...field, directives: merged };
-    }
+    // Wanted (and sent) wherever any of its selections is: always, once one is always wanted; with
+    // every other directive either selection carries.
+    const wanted = anyOf(existing.included, included);
+    const merged = unionOf(existing.directives, directives);
+    if (wanted === existing.included && merged === existing.directives) return existing;
     // A new object under the same key (the map keeps its place): planned fields are never written.
-    if (field !== existing) at.fields.set(key, field);
+    const field: PlannedField = { ...existing, directives: merged, included: wanted };
+    at.fields.set(key, field);
     return field;
   }
   const field: PlannedField = { name, arguments: args, directives, included, selection: composite ? emptyTree() : undefined, subgraphKey };
@@ -56,22 +51,47 @@ export function addLeaf(at: SelectionTree, name: string, key = name): void {
   const existing = at.fields.get(key);
   if (existing && existing.name !== name) throw new PlanUnsupported(`two different fields under the response key "${key}"`);
   if (!existing) at.fields.set(key, { name, arguments: [], directives: [] });
-  else if (conditions(existing.directives).length > 0 || existing.included) at.fields.set(key, { ...existing, directives: others(existing.directives), included: undefined });
+  else if (existing.included) at.fields.set(key, { ...existing, included: undefined });
 }
 
 /**
- * The directives a response key's field is sent with: its `@skip`/`@include` when every selection of
- * the key carries the same ones (the subgraph evaluates them), and every other executable directive
- * any of them carries, once each (the subgraph that resolves the field implements it).
+ * The directives a response key's field is sent with besides its conditions: every executable
+ * directive other than `@skip`/`@include` any selection of the key carries, once each (the subgraph
+ * that resolves the field implements it). Its conditions, its own and its fragments', are its
+ * `included` (11), which the document prints (5).
  */
-export function conditionsOf(nodes: readonly FieldNode[]): readonly DirectiveNode[] {
-  const first = sent(nodes[0]);
-  if (nodes.length === 1 || first.length === 0 && nodes.every((node) => sent(node).length === 0)) return first;
-  const shared = conditions(first);
-  const kept = nodes.every((node) => sameDirectives(conditions(sent(node)), shared)) ? shared : [];
-  let rest: readonly DirectiveNode[] = [];
-  for (const node of nodes) rest = unionOf(rest, others(sent(node)));
-  return [...kept, ...rest];
+export function directivesOf(nodes: readonly FieldNode[]): readonly DirectiveNode[] {
+  let directives = others(sent(nodes[0]));
+  for (let i = 1; i < nodes.length; i++) directives = unionOf(directives, others(sent(nodes[i])));
+  return directives;
+}
+
+/** When either is wanted: every alternative of both, each once; always (undefined) when either is. */
+export function anyOf(a: readonly Guards[] | undefined, b: readonly Guards[] | undefined): readonly Guards[] | undefined {
+  if (!a || !b) return undefined;
+  const added = b.filter((guards) => !a.some((known) => sameGuards(known, guards)));
+  return added.length === 0 ? a : [...a, ...added];
+}
+
+/**
+ * When both are wanted: an alternative of each, their condition lists one after the other, for
+ * every pair (`(a or b) and c` is `(a and c) or (b and c)`); one of them when the other is always.
+ */
+export function allOf(a: readonly Guards[] | undefined, b: readonly Guards[] | undefined): readonly Guards[] | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const pairs: Guards[] = [];
+  for (const first of a) {
+    for (const second of b) {
+      const guards = [...first, ...second];
+      if (!pairs.some((known) => sameGuards(known, guards))) pairs.push(guards);
+    }
+  }
+  return pairs;
+}
+
+function sameGuards(a: Guards, b: Guards): boolean {
+  return a === b || (a.length === b.length && a.every((list, i) => sameDirectives(list, b[i])));
 }
 
 /**
@@ -87,12 +107,9 @@ function isIncremental(directive: DirectiveNode): boolean {
   return directive.name.value === 'stream' || directive.name.value === 'defer';
 }
 
-function isCondition(directive: DirectiveNode): boolean {
+/** Whether a directive is `@skip` or `@include`. */
+export function isCondition(directive: DirectiveNode): boolean {
   return directive.name.value === 'skip' || directive.name.value === 'include';
-}
-
-function conditions(directives: readonly DirectiveNode[]): readonly DirectiveNode[] {
-  return directives.some((d) => !isCondition(d)) ? directives.filter(isCondition) : directives;
 }
 
 function others(directives: readonly DirectiveNode[]): readonly DirectiveNode[] {
