@@ -241,6 +241,8 @@ export function serveHttpSubscriptions(
       if (length === undefined || !/^\d+$/.test(length) || Number(length) > options.maxBodyBytes) return false;
     }
     serve(request, response, multipart).catch((error: unknown) => {
+      // A client that left while its request was answered: nobody to tell, nothing went wrong.
+      if (response.destroyed) return;
       options.logger?.error({ err: error }, 'a streamed request could not be answered');
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"message":"Unexpected error.","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}');
       else response.destroy();

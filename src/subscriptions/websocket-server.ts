@@ -250,8 +250,10 @@ class Connection {
         { [STREAM_BRIDGE]: bridge, req: { socket: { remoteAddress: this.#remoteAddress } } },
       );
     } catch (error) {
+      // Aborted because the client completed the operation or left: nobody to tell, nothing went wrong.
+      if (this.#operations.get(id) !== pending) return;
       this.#setup.logger?.error({ err: error }, 'a WebSocket operation could not be answered');
-      if (this.#operations.get(id) === pending) this.#writeErrors(id, pending, [{ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
+      this.#writeErrors(id, pending, [{ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
       return;
     }
     // The client completed the operation, or left, while the router answered it.
