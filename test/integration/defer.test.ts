@@ -166,15 +166,21 @@ describe(`@defer at the router (${databaseKind} database)`, () => {
     await eventually(() => spans.getFinishedSpans().some((s) => s.spanContext().traceId === traceId && s.name === 'POST /graphql'), { what: 'the request span' });
     const trace = spans.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
     const request = trace.find((s) => s.name === 'POST /graphql')!;
-    const reviews = trace.find((s) => s.name.startsWith('subgraph ') && s.attributes['switchyard.subgraph'] === 'reviews')!;
-    expect(reviews).toBeDefined();
-    // The reviews call is in the request's trace, below its span, and ended before it.
+    // Every reviews attempt (a hedge of the slow call among them, when the router sent one) is in the request's trace, below its span.
+    const attempts = trace.filter((s) => s.name.startsWith('subgraph ') && s.attributes['switchyard.subgraph'] === 'reviews');
+    expect(attempts.length).toBeGreaterThan(0);
     const byId = new Map(trace.map((s) => [s.spanContext().spanId, s]));
-    let ancestor = byId.get(reviews.parentSpanContext!.spanId);
-    while (ancestor && ancestor !== request) ancestor = ancestor.parentSpanContext ? byId.get(ancestor.parentSpanContext.spanId) : undefined;
-    expect(ancestor).toBe(request);
-    const end = (s: typeof request) => s.endTime[0] * 1e9 + s.endTime[1];
-    expect(end(request)).toBeGreaterThanOrEqual(end(reviews));
+    for (const attempt of attempts) {
+      let ancestor = byId.get(attempt.parentSpanContext!.spanId);
+      while (ancestor && ancestor !== request) ancestor = ancestor.parentSpanContext ? byId.get(ancestor.parentSpanContext.spanId) : undefined;
+      expect(ancestor).toBe(request);
+    }
+    // The attempt that answered ended before the request span, which waited for the last payload (an
+    // abandoned hedge is cancelled as the answer goes out, and may end a moment after it).
+    const answered = attempts.filter((s) => s.attributes['switchyard.outcome'] === 'ok');
+    expect(answered).toHaveLength(1);
+    const end = (s: typeof request) => BigInt(s.endTime[0]) * 1_000_000_000n + BigInt(s.endTime[1]);
+    expect(end(request) >= end(answered[0])).toBe(true);
   });
 
   it('prunes a denied field inside a deferred part: FORBIDDEN in the payload that brings it', async () => {
