@@ -1,6 +1,7 @@
 // `@defer` on the wire: the format a client reads, chosen by its Accept header, and the stream's Content-Type that names it.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import { isAsyncIterable, maskError, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { maskedErrors } from '../errors/mask-errors.js';
 import type { ExecutionResult, GraphQLError } from 'graphql';
 import { admits, EVENT_STREAM, MULTIPART_MIXED, parseAccept, type MediaRange } from '../request/media-type.js';
 import { requestStateOf, type IncrementalFormat } from '../request/request-state.js';
@@ -44,8 +45,6 @@ interface IncrementalPayload extends ExecutionResult {
   completed?: { errors?: readonly GraphQLError[] }[];
 }
 
-const MASKED_MESSAGE = 'Unexpected error.';
-
 /**
  * 4. Errors inside a later payload's entries are masked as yoga masks a result's own `errors` (it
  * masks no deeper): an unexpected error becomes `Unexpected error.` with INTERNAL_SERVER_ERROR, a
@@ -55,15 +54,9 @@ function maskNested(payload: IncrementalPayload, onMasked: ((error: unknown) => 
   let changed = false;
   const maskAll = <T extends { errors?: readonly GraphQLError[] }>(entries: T[] | undefined): T[] | undefined =>
     entries?.map((entry) => {
-      if (!entry.errors?.length) return entry;
-      const errors = entry.errors.map((error) => {
-        const masked = maskError(error, MASKED_MESSAGE, false) as GraphQLError;
-        if (masked !== error) {
-          changed = true;
-          onMasked?.(error);
-        }
-        return masked;
-      });
+      const errors = entry.errors?.length ? maskedErrors(entry.errors, onMasked) : undefined;
+      if (!errors) return entry;
+      changed = true;
       return { ...entry, errors };
     });
   const incremental = maskAll(payload.incremental);

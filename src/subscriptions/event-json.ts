@@ -1,27 +1,15 @@
 // An event as every transport writes it: masked once, serialized once, whatever the number of clients that get it.
-import { maskError } from 'graphql-yoga';
 import type { ExecutionResult, GraphQLError, GraphQLFormattedError } from 'graphql';
-
-const MASKED_MESSAGE = 'Unexpected error.';
+import { maskedErrors } from '../errors/mask-errors.js';
 
 /**
- * An event's errors masked as yoga masks a query's (an unexpected error becomes `Unexpected error.`
- * with INTERNAL_SERVER_ERROR; a GraphQL error keeps its message and code). The transports write a
+ * An event's errors masked as yoga masks a query's (errors/mask-errors.ts). The transports write a
  * group's events themselves, outside yoga's result hooks, so the group masks each event once here.
  * Returns the event itself when nothing was masked.
  */
 export function maskedEvent(result: ExecutionResult, onMasked: (error: unknown) => void): ExecutionResult {
-  if (!result.errors?.length) return result;
-  let changed = false;
-  const errors = result.errors.map((error) => {
-    const masked = maskError(error, MASKED_MESSAGE, false) as GraphQLError;
-    if (masked !== error) {
-      changed = true;
-      onMasked(error);
-    }
-    return masked;
-  });
-  return changed ? { ...result, errors } : result;
+  const errors = result.errors?.length ? maskedErrors(result.errors, onMasked) : undefined;
+  return errors ? { ...result, errors } : result;
 }
 
 /** An error as the client reads it: its JSON form, without the `http` extension yoga keeps for itself. */

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { GraphQLError } from 'graphql';
 import { sendNodeResponse } from '@whatwg-node/server';
+import { MASKED_MESSAGE } from '../errors/mask-errors.js';
 import { parseAccept } from '../request/media-type.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ClientSubscription, EndedExtension, SubscriptionSink } from './open-subscriptions.js';
@@ -26,7 +27,6 @@ const MAX_BUFFERED_BYTES = 1 << 20;
 
 /** How one protocol writes a stream: its opening, an event, a heartbeat, its end. */
 interface WireFormat {
-  readonly contentType: string;
   readonly headers: Record<string, string>;
   readonly opening: string;
   readonly heartbeat: string;
@@ -44,7 +44,6 @@ const errorPayload = (error: GraphQLError) => JSON.stringify({ errors: [formatte
  * without `complete`, which the client reads as a dropped connection and retries (another router).
  */
 const SSE: WireFormat = {
-  contentType: 'text/event-stream',
   headers: { 'content-type': 'text/event-stream', connection: 'keep-alive', 'cache-control': 'no-cache', 'content-encoding': 'none' },
   // A first write at once: some browsers and proxies hold a response until its first bytes.
   opening: ':\n\n',
@@ -71,7 +70,6 @@ const part = (body: string) => `\r\nContent-Type: application/json; charset=utf-
  * raises as the subscription's error, never a normal end); then the closing boundary.
  */
 const MULTIPART: WireFormat = {
-  contentType: 'multipart/mixed',
   headers: { 'content-type': `multipart/mixed; boundary="${BOUNDARY}"; subscriptionSpec=1.0`, 'cache-control': 'no-store' },
   opening: `\r\n--${BOUNDARY}${part('{}')}`,
   heartbeat: part('{}'),
@@ -92,21 +90,26 @@ export interface StreamTarget {
   readonly destroyed: boolean;
 }
 
+const formatOf = (multipart: boolean): WireFormat => (multipart ? MULTIPART : SSE);
+
 /** A subscription's HTTP stream: written by the subscription as events come (its sink), beaten while idle; a client that goes away ends the subscription at once. */
 export class HttpSubscriptionStream implements SubscriptionSink {
+  readonly #subscription: ClientSubscription;
   readonly #target: StreamTarget;
   readonly #format: WireFormat;
   readonly #heartbeats: HeartbeatWheel<HttpSubscriptionStream>;
 
-  constructor(target: StreamTarget, format: WireFormat, heartbeats: HeartbeatWheel<HttpSubscriptionStream>) {
+  constructor(subscription: ClientSubscription, target: StreamTarget, format: WireFormat, heartbeats: HeartbeatWheel<HttpSubscriptionStream>) {
+    this.#subscription = subscription;
     this.#target = target;
     this.#format = format;
     this.#heartbeats = heartbeats;
     target.write(format.opening);
     heartbeats.add(this);
+    subscription.attach(this);
   }
 
-  next(_result: unknown, json: string): boolean {
+  next(json: string): boolean {
     if (this.#target.destroyed || this.#target.writableLength > MAX_BUFFERED_BYTES) return false;
     this.#target.write(this.#format.event(json));
     return true;
@@ -123,6 +126,7 @@ export class HttpSubscriptionStream implements SubscriptionSink {
   /** The client left (or the stream was cut): the subscription ends with `client`. */
   closed(): void {
     this.#heartbeats.delete(this);
+    void this.#subscription.return();
   }
 
   beat(): void {
@@ -136,8 +140,6 @@ export interface HttpSubscriptionStreams {
   open(subscription: ClientSubscription, target: StreamTarget, multipart: boolean): HttpSubscriptionStream;
   /** A subscription's response for a request that did not come through `serveHttpSubscriptions` (its stream is the body of the pipeline's response). */
   response(subscription: ClientSubscription, multipart: boolean, fetchAPI: { Response: typeof Response }): Response;
-  /** HTTP subscription streams open now. */
-  readonly size: number;
 }
 
 /** The streams of one router: SSE heartbeats every `heartbeatMs`, multipart ones at most 5 s apart (as Apollo's protocol asks). */
@@ -145,22 +147,12 @@ export function httpSubscriptionStreams(heartbeatMs: number): HttpSubscriptionSt
   const sse = new HeartbeatWheel<HttpSubscriptionStream>(heartbeatMs, (stream) => stream.beat());
   const multipart = new HeartbeatWheel<HttpSubscriptionStream>(Math.min(heartbeatMs, 5_000), (stream) => stream.beat());
   const streams: HttpSubscriptionStreams = {
-    open(subscription, target, isMultipart) {
-      const stream = new HttpSubscriptionStream(target, isMultipart ? MULTIPART : SSE, isMultipart ? multipart : sse);
-      subscription.attach(stream);
-      return stream;
-    },
+    open: (subscription, target, isMultipart) => new HttpSubscriptionStream(subscription, target, formatOf(isMultipart), isMultipart ? multipart : sse),
     response(subscription, isMultipart, fetchAPI) {
       const target = new ReadableTarget();
       const stream = streams.open(subscription, target, isMultipart);
-      target.onClose = () => {
-        stream.closed();
-        void subscription.return();
-      };
-      return new fetchAPI.Response(target.body as unknown as ReadableStream, { status: 200, headers: (isMultipart ? MULTIPART : SSE).headers });
-    },
-    get size() {
-      return sse.size + multipart.size;
+      target.onClose = () => stream.closed();
+      return new fetchAPI.Response(target.body as unknown as ReadableStream, { status: 200, headers: formatOf(isMultipart).headers });
     },
   };
   return streams;
@@ -224,8 +216,8 @@ export function serveHttpSubscriptions(
     answer.headers.forEach((value, name) => {
       if (name !== 'content-length') headers[name] = value;
     });
-    response.writeHead(200, Object.assign(headers, (multipart ? MULTIPART : SSE).headers));
-    keepOnlyTheStream(request, response, streams.open(subscription, response, multipart), subscription);
+    response.writeHead(200, Object.assign(headers, formatOf(multipart).headers));
+    keepOnlyTheStream(request, response, streams.open(subscription, response, multipart));
   }
 
   return function handle(request, response) {
@@ -244,7 +236,7 @@ export function serveHttpSubscriptions(
       // A client that left while its request was answered: nobody to tell, nothing went wrong.
       if (response.destroyed) return;
       options.logger?.error({ err: error }, 'a streamed request could not be answered');
-      if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"message":"Unexpected error.","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}');
+      if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ message: MASKED_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }] }));
       else response.destroy();
     });
     return true;
@@ -256,16 +248,13 @@ export function serveHttpSubscriptions(
  * and its subscription, and nothing of `serve` (a closure made there would keep its whole scope: the
  * request it made, its abort controller). A client that leaves ends the subscription at once.
  */
-function keepOnlyTheStream(request: IncomingMessage, response: ServerResponse, stream: HttpSubscriptionStream, subscription: ClientSubscription): void {
+function keepOnlyTheStream(request: IncomingMessage, response: ServerResponse, stream: HttpSubscriptionStream): void {
   flattenHead(response);
   // Node's response points to its request for as long as the stream lasts; the request's headers
   // were read (the pipeline got its own copy): they need not stay (0.8 KB per open stream).
   request.headers = {};
   request.rawHeaders = [];
-  response.once('close', () => {
-    stream.closed();
-    void subscription.return();
-  });
+  response.once('close', () => stream.closed());
 }
 
 /**

@@ -13,6 +13,7 @@ import { principalsOf, type Authorizer } from '../security/authorization.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { UpstreamHub, UpstreamTarget } from './upstream-hub.js';
+import { MASKED_MESSAGE } from '../errors/mask-errors.js';
 import { jsonOf, maskedEvent } from './event-json.js';
 
 /** How a client reads its subscription: the end of a stream is written differently on each. */
@@ -75,12 +76,12 @@ export interface SubscriptionArgs {
 
 /**
  * Where a client's events go once its transport took the subscription over (push, no iterator):
- * `next` writes an event (its JSON made once for every client of the group) and answers false when
- * the client's buffer is full and the event was dropped; `end` writes the end, with the error the
+ * `next` writes an event, given as its JSON (made once for every client of the group), and answers
+ * false when the client's buffer is full and the event was dropped; `end` writes the end, with the error the
  * client is told, or none for a normal end. `end` is not called when the client itself left.
  */
 export interface SubscriptionSink {
-  next(result: ExecutionResult, json: string): boolean;
+  next(json: string): boolean;
   end(error: GraphQLError | undefined): void;
 }
 
@@ -399,7 +400,7 @@ class EventGroup {
     const completed = this.#setup.complete(event, { signal: this.#abort.signal, deadlineAt: started + this.#setup.deadlineMs }).catch((error: unknown) => {
       this.#setup.onFailed(error);
       span?.setStatus({ code: SpanStatusCode.ERROR });
-      return { errors: [clientError('INTERNAL_SERVER_ERROR', 'Unexpected error.')] } as ExecutionResult;
+      return { errors: [clientError('INTERNAL_SERVER_ERROR', MASKED_MESSAGE)] } as ExecutionResult;
     });
     // Events are completed at once, and delivered in the order they came.
     this.#delivered = this.#delivered.then(async () => {
@@ -533,7 +534,7 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
   }
 
   #write(sink: SubscriptionSink, result: ExecutionResult): void {
-    if (sink.next(result, jsonOf(result))) this.#sent();
+    if (sink.next(jsonOf(result))) this.#sent();
     else this.#owner.eventDropped(this);
   }
 

@@ -9,6 +9,7 @@ import { STREAM_BRIDGE, type StreamBridge } from './stream-bridge.js';
 import type { ClientSubscription, SubscriptionSink } from './open-subscriptions.js';
 import { formattedError, jsonOf } from './event-json.js';
 import type { Logger } from '../telemetry/logger.js';
+import { MASKED_MESSAGE } from '../errors/mask-errors.js';
 
 /** The router's fetch handler (yoga's `fetch`): the WebSocket transport sends it each subscribe message as a request. */
 export type FetchHandler = (request: Request, serverContext: Record<string | symbol, unknown>) => Promise<Response> | Response;
@@ -253,7 +254,7 @@ class Connection {
       // Aborted because the client completed the operation or left: nobody to tell, nothing went wrong.
       if (this.#operations.get(id) !== pending) return;
       this.#setup.logger?.error({ err: error }, 'a WebSocket operation could not be answered');
-      this.#writeErrors(id, pending, [{ message: 'Unexpected error.', extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
+      this.#writeErrors(id, pending, [{ message: MASKED_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
       return;
     }
     // The client completed the operation, or left, while the router answered it.
@@ -277,7 +278,7 @@ class Connection {
 
   /** A query's or mutation's answer (one result, or the payloads of a stream): `next` each, then `complete`. */
   async #writeAnswer(id: string, operation: Operation, result: ExecutionResult | AsyncIterable<ExecutionResult>): Promise<void> {
-    const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    const prefix = nextPrefix(id);
     if (isAsyncIterable(result)) {
       for await (const payload of result) {
         if (this.#operations.get(id) !== operation) return;
@@ -311,6 +312,11 @@ function cancel(operation: Operation): void {
   else void operation.subscription.return();
 }
 
+/** A `next` message of operation `id` up to its payload, which follows it, then `}`: the part made once per operation. */
+function nextPrefix(id: string): string {
+  return `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+}
+
 /** A subscription's events as `next` messages (the `{"id":…,"type":"next","payload":` part made once), its end as `error` or `complete`. */
 class WebSocketSink implements SubscriptionSink {
   readonly #connection: Connection;
@@ -322,10 +328,10 @@ class WebSocketSink implements SubscriptionSink {
     this.#connection = connection;
     this.#id = id;
     this.#operation = operation;
-    this.#prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+    this.#prefix = nextPrefix(id);
   }
 
-  next(_result: ExecutionResult, json: string): boolean {
+  next(json: string): boolean {
     if (this.#connection.socket.bufferedAmount > MAX_BUFFERED_BYTES) return false;
     return this.#connection.send(`${this.#prefix}${json}}`);
   }
