@@ -62,6 +62,14 @@ async function rawSocket(stack: Stack, protocol: string | null = 'graphql-transp
   };
 }
 
+/** A raw socket past the handshake: connection_init sent, connection_ack received. */
+async function acknowledgedSocket(stack: Stack): Promise<RawSocket> {
+  const raw = await rawSocket(stack);
+  raw.send({ type: 'connection_init' });
+  await raw.next('connection_ack');
+  return raw;
+}
+
 describe('the graphql-transport-ws protocol', () => {
   let stack: Stack;
 
@@ -83,33 +91,25 @@ describe('the graphql-transport-ws protocol', () => {
     early.send({ id: '1', type: 'subscribe', payload: { query: '{ __typename }' } });
     expect((await early.closed).code).toBe(4401);
 
-    const twice = await rawSocket(stack);
-    twice.send({ type: 'connection_init' });
-    await twice.next('connection_ack');
+    const twice = await acknowledgedSocket(stack);
     twice.send({ type: 'connection_init' });
     expect((await twice.closed).code).toBe(4429);
   });
 
   it('a message that is not the protocol closes with 4400; ping is answered with pong and its payload', async () => {
-    const raw = await rawSocket(stack);
-    raw.send({ type: 'connection_init' });
-    await raw.next('connection_ack');
+    const raw = await acknowledgedSocket(stack);
     raw.send({ type: 'ping', payload: { at: 1 } });
     expect(await raw.next('pong')).toEqual({ type: 'pong', payload: { at: 1 } });
     raw.send('{not json');
     expect(await raw.closed).toEqual({ code: 4400, reason: 'Invalid message received' });
 
-    const unknown = await rawSocket(stack);
-    unknown.send({ type: 'connection_init' });
-    await unknown.next('connection_ack');
+    const unknown = await acknowledgedSocket(stack);
     unknown.send({ id: '1', type: 'subscribe', payload: { variables: {} } });
     expect(await unknown.closed).toEqual({ code: 4400, reason: 'Invalid subscribe payload' });
   });
 
   it('a second subscribe with an id in use closes with 4409, and ends the first subscription', async () => {
-    const raw = await rawSocket(stack);
-    raw.send({ type: 'connection_init' });
-    await raw.next('connection_ack');
+    const raw = await acknowledgedSocket(stack);
     raw.send({ id: 'a', type: 'subscribe', payload: { query: STOCK, variables: { id: '5' } } });
     await eventually(() => stack.router.subscriptions.size === 1, { what: 'the first subscription open' });
     raw.send({ id: 'a', type: 'subscribe', payload: { query: STOCK, variables: { id: '6' } } });
@@ -122,9 +122,7 @@ describe('the graphql-transport-ws protocol', () => {
   }, 10_000);
 
   it('events are `next` messages; a client `complete` ends the subscription and frees its upstream share at once', async () => {
-    const raw = await rawSocket(stack);
-    raw.send({ type: 'connection_init' });
-    await raw.next('connection_ack');
+    const raw = await acknowledgedSocket(stack);
     raw.send({ id: 's1', type: 'subscribe', payload: { query: STOCK, variables: { id: '7' }, operationName: 'Stock' } });
     await eventually(async () => (await subgraphOpen(stack)) === 1, { what: 'the upstream subscription open at the subgraph' });
     await push(stack, '7', 33);
