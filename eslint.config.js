@@ -21,12 +21,14 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/src/**'], message: 'subgraphs must not import the router' }] }] },
   },
   // Import direction (STYLE.md, docs/architecture.md), checked for every folder of src/:
-  // errors → config → request → registry → {cache, telemetry} → {security, resilience} → gateway → subscriptions → plugins → router.ts → cli;
+  // errors → config → request → streaming → registry → {cache, telemetry} → {security, resilience} → gateway → subscriptions → plugins → router.ts → cli;
   // dashboard and graphiql read telemetry names only. The gateway (composition, plans, executors, the served
   // graph) is the engine the plugins drive, so it sits below them (decision 011).
   ...[
-    ['src/errors/**/*.ts', ['subscriptions', 'config', 'request', 'registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
-    ['src/config/**/*.ts', ['subscriptions', 'request', 'registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/errors/**/*.ts', ['streaming', 'subscriptions', 'config', 'request', 'registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    ['src/config/**/*.ts', ['streaming', 'subscriptions', 'request', 'registry', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
+    // The streaming layer (negotiation, framing, the stream record, HTTP streams) serves @defer and subscriptions alike.
+    ['src/streaming/**/*.ts', ['registry', 'subscriptions', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
     ['src/registry/**/*.ts', ['subscriptions', 'cache', 'telemetry', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
     ['src/{cache,telemetry}/**/*.ts', ['subscriptions', 'security', 'resilience', 'dashboard', 'graphiql', 'plugins', 'gateway', 'cli', 'router']],
     ['src/{security,resilience}/**/*.ts', ['subscriptions', 'dashboard', 'graphiql', 'gateway', 'plugins', 'cli', 'router']],
@@ -42,7 +44,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            ...forbidden.map((layer) => ({ group: [`**/${layer}/**`, `**/${layer}.js`], message: `imports flow errors → config → request → registry → cache/telemetry → security/resilience → gateway → subscriptions → plugins → router → cli (docs/architecture.md); this file may not import ${layer}` })),
+            ...forbidden.map((layer) => ({ group: [`**/${layer}/**`, `**/${layer}.js`], message: `imports flow errors → config → request → streaming → registry → cache/telemetry → security/resilience → gateway → subscriptions → plugins → router → cli (docs/architecture.md); this file may not import ${layer}` })),
             // Plugins meet through the request state or a module one layer down, never through each other.
             ...(files.startsWith('src/plugins/') ? [{ group: ['./use-*', '../use-*'], message: 'a plugin does not import another plugin: share through the request state or a module one layer down' }] : []),
           ],
@@ -57,7 +59,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
-        { patterns: [{ group: [...['registry', 'cache', 'resilience', 'telemetry', 'security', 'dashboard', 'graphiql', 'plugins', 'gateway', 'subscriptions', 'cli'].map((layer) => `**/${layer}/**`), '**/router.js'], message: 'src/request/ sits just above config: it imports nothing from the layers above, not even types (decision 025)' }] },
+        { patterns: [{ group: [...['streaming', 'registry', 'cache', 'resilience', 'telemetry', 'security', 'dashboard', 'graphiql', 'plugins', 'gateway', 'subscriptions', 'cli'].map((layer) => `**/${layer}/**`), '**/router.js'], message: 'src/request/ sits just above config: it imports nothing from the layers above, not even types (decision 025)' }] },
       ],
     },
   },

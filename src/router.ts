@@ -38,7 +38,8 @@ import type { Authorizer } from './security/authorization.js';
 import type { KeyRing } from './security/signing-keys.js';
 import { requestStateOf } from './request/request-state.js';
 import { useSubscriptions } from './plugins/use-subscriptions.js';
-import { httpSubscriptionStreams, type HttpSubscriptionStreams } from './subscriptions/http-subscriptions.js';
+import { HttpStreams } from './streaming/http-stream.js';
+import { httpSubscriptionStreams } from './subscriptions/http-subscriptions.js';
 import type { OpenSubscriptions } from './subscriptions/open-subscriptions.js';
 
 export interface RouterDeps {
@@ -73,8 +74,8 @@ export interface RouterDeps {
   graphiqlDocument?: OpeningDocument;
   /** The subscriptions open on this router (docs/subscriptions.md); absent: `subscription` operations are refused. */
   subscriptions?: OpenSubscriptions;
-  /** The HTTP subscription streams (SSE, multipart), shared with the request listener in front of the router (start-router.ts). Default: the router's own. */
-  subscriptionStreams?: HttpSubscriptionStreams;
+  /** The HTTP streams' heartbeats (`@defer` and subscriptions over SSE and multipart), shared with the request listener in front of the router (start-router.ts). Default: the router's own. */
+  httpStreams?: HttpStreams;
 }
 
 export type Router = YogaServerInstance<Record<string, unknown>, Record<string, unknown>>;
@@ -86,6 +87,7 @@ export type Router = YogaServerInstance<Record<string, unknown>, Record<string, 
  */
 export function createRouter(deps: RouterDeps): Router {
   const { config, graph, metrics, logger } = deps;
+  const httpStreams = deps.httpStreams ?? new HttpStreams();
   // GraphiQL's files are loaded on the first request that needs them: a router nobody opens in a browser never parses them.
   const graphiqlAssets = config.graphiql ? lazyGraphiQLAssets() : undefined;
   const plugins: Plugin[] = [
@@ -136,7 +138,7 @@ export function createRouter(deps: RouterDeps): Router {
   // on, whatever features are: every executed answer says whether it is whole and how long it may be kept.
   plugins.push(useCompleteness({ metrics, extension: config.completenessExtension }));
   // `@defer` validation, and the incremental format the client reads (the plans stream in it).
-  plugins.push(...useIncrementalDelivery({ onMasked: (error) => logger.error({ err: error }, 'unexpected error in a deferred part') }));
+  plugins.push(...useIncrementalDelivery({ onMasked: (error) => logger.error({ err: error }, 'unexpected error in a deferred part'), streams: httpStreams, heartbeatMs: config.subscriptionHeartbeatMs }));
   // Who may see what: cheaper than costing, and a refused request costs nothing more.
   plugins.push(useAuthorization({ authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost
@@ -149,7 +151,7 @@ export function createRouter(deps: RouterDeps): Router {
   // Last: it reads the authorization decision, and replaces only the execute function the others wrap.
   if (config.queryPlans) plugins.push(useQueryPlans({ metrics, logger }));
   // Subscriptions, after every check above has run at subscribe: planned, admitted under the live limits, streamed.
-  if (deps.subscriptions) plugins.push(useSubscriptions({ subscriptions: deps.subscriptions, streams: deps.subscriptionStreams ?? httpSubscriptionStreams(config.subscriptionHeartbeatMs) }));
+  if (deps.subscriptions) plugins.push(useSubscriptions({ subscriptions: deps.subscriptions, streams: httpSubscriptionStreams(httpStreams, config.subscriptionHeartbeatMs) }));
   return createYoga({
     // The graph useRequestState pinned at the request's start: the request keeps this schema.
     schema: function currentSchema(context) {

@@ -18,6 +18,7 @@ import { createRouter, type Router } from '../router.js';
 import { UpstreamHub } from '../subscriptions/upstream-hub.js';
 import { OpenSubscriptions, type OpenSubscriptionsOptions } from '../subscriptions/open-subscriptions.js';
 import { serveWebSockets, type RunningWebSockets } from '../subscriptions/websocket-server.js';
+import { HttpStreams } from '../streaming/http-stream.js';
 import { httpSubscriptionStreams, serveHttpSubscriptions } from '../subscriptions/http-subscriptions.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
 import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
@@ -156,7 +157,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
 
   const authorizer = new Authorizer({ book: permissions, defaultPolicy: config.authorizationDefault });
   const { hub, subscriptions } = openSubscriptions({ config, graph, metrics, logger, tracing, authorizer, permissions, policies, tokens: sourceDeps.tokens }, resources);
-  const subscriptionStreams = httpSubscriptionStreams(config.subscriptionHeartbeatMs);
+  const httpStreams = new HttpStreams();
   const router = createRouter({
     config,
     graph,
@@ -169,7 +170,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     authenticator: config.authMode !== 'off' ? createRouterAuthenticator(config, keyRing) : undefined,
     authorizer,
     subscriptions,
-    subscriptionStreams,
+    httpStreams,
     audit: store?.audit,
     operations: store?.operations,
     topOperations: database ? topOperationsOf(database) : undefined,
@@ -178,7 +179,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     isReady: database ? () => database.query('select 1').then(() => true, () => false) : undefined,
     graphiqlDocument: options.graphiqlDocument,
   });
-  const server = serveDraining(router, serveHttpSubscriptions(router, subscriptionStreams, { path: '/graphql', maxBodyBytes: config.maxBodyBytes, logger }), config, resources);
+  const server = serveDraining(router, serveHttpSubscriptions(router, httpSubscriptionStreams(httpStreams, config.subscriptionHeartbeatMs), { path: '/graphql', maxBodyBytes: config.maxBodyBytes, logger }), config, resources);
   const websockets = serveWebSockets(server, router, { heartbeatMs: config.subscriptionHeartbeatMs, maxPayloadBytes: config.maxBodyBytes, logger });
   // Before the drain (pushed last, so run first): streams are answers in flight the drain would wait for.
   resources.push(() => endSubscriptions(subscriptions, websockets), 'subscriptions could not be ended');

@@ -23,3 +23,9 @@ export function maskedErrors(errors: readonly GraphQLError[], onMasked: ((error:
   });
   return changed ? masked : undefined;
 }
+
+/** A result with its own `errors` masked (`maskedErrors`): the result itself when nothing was masked. */
+export function maskedResult<T extends { readonly data?: unknown; readonly errors?: readonly GraphQLError[] }>(result: T, onMasked: ((error: unknown) => void) | undefined): T {
+  const errors = result.errors?.length ? maskedErrors(result.errors, onMasked) : undefined;
+  return errors ? { ...result, errors } : result;
+}

@@ -1,42 +1,43 @@
 // `@defer` on the wire: the format a client reads, chosen by its Accept header, and the stream's Content-Type that names it.
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
-import { maskedErrors } from '../errors/mask-errors.js';
+import { maskedResult } from '../errors/mask-errors.js';
 import type { ExecutionResult, GraphQLError } from 'graphql';
-import { admits, EVENT_STREAM, MULTIPART_MIXED, parseAccept, type MediaRange } from '../request/media-type.js';
 import { requestStateOf, type IncrementalFormat } from '../request/request-state.js';
+import { FRAMINGS } from '../streaming/framing.js';
+import type { HttpStreams, StreamProtocol } from '../streaming/http-stream.js';
+import { incrementalStreamOf, type IncrementalStream } from '../streaming/negotiate-stream.js';
+import { writeResults } from '../streaming/write-results.js';
 
-/** The media-type parameter naming each format, as clients send it and as the response's Content-Type repeats it. */
+/** The media-type parameter naming each format, as clients send it and as a multipart response's Content-Type repeats it. */
 const FORMAT_PARAMETER: Readonly<Record<IncrementalFormat, string>> = {
   'defer-20220824': 'deferSpec=20220824',
   'incremental-v0.2': 'incrementalSpec=v0.2',
 };
 
 /**
- * The incremental format a client reads, or undefined when it reads none (it then gets one answer,
- * as if `@defer` were absent: never an error). Follows which result processor yoga will write a
- * stream with (`negotiate` in media-type.ts tells why it is yoga's rule): `multipart/mixed` when the
- * client names it, else `text/event-stream`. Only an entry naming the type counts, not a wildcard:
- * a client sending `*\/*` (curl, a plain `fetch`) expects one JSON answer (GraphQL over HTTP).
- * Within the chosen type, `incrementalSpec=v0.2` on an entry asks for graphql-js 17's format;
- * anything else (`deferSpec=20220824`, or no parameter: GraphiQL's fetcher) gets Apollo's.
+ * A deferred query's stream on the wire: its framing as it is, the format named in a multipart
+ * Content-Type (Apollo Client and graphql-js 17 readers check it); SSE's keep-alive comments as its
+ * heartbeat (multipart has none: a `{}` part would be read as a payload).
  */
-export function incrementalFormatOf(accept: string | null | undefined): IncrementalFormat | undefined {
-  const ranges = parseAccept(accept).filter((range) => (range.params.get('charset') ?? 'utf-8') === 'utf-8' && range.type !== '*' && range.subtype !== '*');
-  for (const type of [MULTIPART_MIXED, EVENT_STREAM]) {
-    const naming = ranges.filter((range) => admits(range, type));
-    if (naming.length > 0) return naming.some(asksV02) ? 'incremental-v0.2' : 'defer-20220824';
-  }
-  return undefined;
-}
-
-function asksV02(range: MediaRange): boolean {
-  return range.params.get('incrementalspec') === 'v0.2';
+function protocolOf({ format, framing }: IncrementalStream): StreamProtocol {
+  const rules = FRAMINGS[framing];
+  return {
+    framing: rules,
+    opening: rules.opening,
+    heartbeat: rules.keepAlive,
+    parameters: framing === 'multipart' ? FORMAT_PARAMETER[format] : undefined,
+    payload: rules.payload,
+  };
 }
 
 export interface IncrementalDeliveryOptions {
   /** Told each error masked in a later payload (yoga logs those it masks itself). */
   onMasked?: (error: unknown) => void;
+  /** The router's HTTP streams (their heartbeats). */
+  streams: HttpStreams;
+  /** Period of an SSE stream's keep-alive comments, in ms (`subscriptionHeartbeatMs`). */
+  heartbeatMs: number;
 }
 
 /** What a later payload may hold errors in: its parts' entries, and v0.2's closed parts. */
@@ -54,10 +55,9 @@ function maskNested(payload: IncrementalPayload, onMasked: ((error: unknown) => 
   let changed = false;
   const maskAll = <T extends { errors?: readonly GraphQLError[] }>(entries: T[] | undefined): T[] | undefined =>
     entries?.map((entry) => {
-      const errors = entry.errors?.length ? maskedErrors(entry.errors, onMasked) : undefined;
-      if (!errors) return entry;
-      changed = true;
-      return { ...entry, errors };
+      const masked = maskedResult(entry, onMasked);
+      if (masked !== entry) changed = true;
+      return masked;
     });
   const incremental = maskAll(payload.incremental);
   const completed = maskAll(payload.completed);
@@ -70,15 +70,16 @@ function maskNested(payload: IncrementalPayload, onMasked: ((error: unknown) => 
  *    schema declares both directives already (gateway-schema.ts), so the plugin never replaces it.
  * 2. At execution, the format the client reads goes on the request state: the query plans stream a
  *    deferred query in it, and answer a client that reads none in one payload.
- * 3. A streamed response's Content-Type names its format (`multipart/mixed; boundary="-";
- *    deferSpec=20220824`), as Apollo Client and graphql-js 17 readers check.
+ * 3. A deferred query's stream is written by the router's streaming layer (streaming/), in the
+ *    framing negotiate-stream.ts chose and with the format named in its Content-Type
+ *    (`multipart/mixed; boundary="-"; deferSpec=20220824`), as subscriptions are.
  * 4. Errors inside later payloads are masked like a result's own (`maskNested`).
  */
-export function useIncrementalDelivery(options: IncrementalDeliveryOptions = {}): Plugin[] {
+export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plugin[] {
   const wire: Plugin = {
     onExecute({ args }) {
       const request = (args.contextValue as Partial<YogaInitialContext>).request;
-      requestStateOf(args.contextValue).incremental = incrementalFormatOf(request?.headers.get('accept'));
+      requestStateOf(args.contextValue).incremental = incrementalStreamOf(request?.headers.get('accept'))?.format;
       return {
         onExecuteDone({ result }) {
           if (!isAsyncIterable(result)) return;
@@ -91,15 +92,15 @@ export function useIncrementalDelivery(options: IncrementalDeliveryOptions = {})
         },
       };
     },
-    onResponse({ serverContext, response }) {
-      const state = requestStateOf(serverContext);
-      if (!state.stream || !state.incremental) return;
-      const type = response.headers.get('content-type');
-      if (!type?.startsWith('multipart/mixed')) return;
-      // Deleted first: the server's headers keep yoga's `Content-Type` apart from a lower-case `set`.
-      response.headers.delete('Content-Type');
-      response.headers.delete('content-type');
-      response.headers.set('content-type', `${type}; ${FORMAT_PARAMETER[state.incremental]}`);
+    onResultProcess({ request, result, serverContext, setResultProcessor }) {
+      // A subscription's stream is the subscriptions plugin's; `incremental` is set only where a query executed.
+      if (!isAsyncIterable(result) || !requestStateOf(serverContext).incremental) return;
+      const stream = incrementalStreamOf(request.headers.get('accept'));
+      if (!stream) return;
+      const protocol = protocolOf(stream);
+      setResultProcessor(function writeIncrementalStream(payloads, fetchAPI) {
+        return writeResults(payloads as AsyncIterable<ExecutionResult>, options.streams, protocol, options.heartbeatMs, fetchAPI);
+      }, stream.framing === 'sse' ? 'text/event-stream' : 'multipart/mixed');
     },
   };
   return [useDeferStream() as Plugin, wire];

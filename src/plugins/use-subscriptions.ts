@@ -3,7 +3,8 @@ import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-y
 import { requestError } from '../errors/client-error.js';
 import { planOfRequest } from '../gateway/plan/request-plan.js';
 import { requestStateOf, type RequestState } from '../request/request-state.js';
-import { readsEventStream, readsMultipartSubscriptions, type HttpSubscriptionStreams } from '../subscriptions/http-subscriptions.js';
+import { subscriptionFramingOf } from '../streaming/negotiate-stream.js';
+import type { HttpSubscriptionStreams } from '../subscriptions/http-subscriptions.js';
 import type { ClientSubscription, OpenSubscriptions, SubscriptionTransport } from '../subscriptions/open-subscriptions.js';
 import { STREAM_BRIDGE, type StreamBridge } from '../subscriptions/stream-bridge.js';
 
@@ -17,7 +18,7 @@ export interface SubscriptionsPluginOptions {
 export function transportOf(context: unknown): SubscriptionTransport {
   if ((context as Record<symbol, StreamBridge | undefined>)[STREAM_BRIDGE]?.transport === 'ws') return 'ws';
   const accept = (context as Partial<YogaInitialContext>).request?.headers.get('accept');
-  return readsMultipartSubscriptions(accept) ? 'multipart' : 'sse';
+  return subscriptionFramingOf(accept) === 'multipart' ? 'multipart' : 'sse';
 }
 
 /**
@@ -73,10 +74,9 @@ export function useSubscriptions(options: SubscriptionsPluginOptions): Plugin {
         return;
       }
       if (!subscription) return;
-      const accept = request.headers.get('accept');
-      const multipart = readsMultipartSubscriptions(accept);
-      if (!multipart && !readsEventStream(accept)) return;
-      setResultProcessor((_processed, fetchAPI) => streams.response(subscription, multipart, fetchAPI), multipart ? 'multipart/mixed' : 'text/event-stream');
+      const framing = subscriptionFramingOf(request.headers.get('accept'));
+      if (!framing) return;
+      setResultProcessor((_processed, fetchAPI) => streams.response(subscription, framing, fetchAPI), framing === 'multipart' ? 'multipart/mixed' : 'text/event-stream');
     },
   };
 }

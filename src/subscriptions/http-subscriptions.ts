@@ -1,161 +1,116 @@
 // Subscriptions over HTTP: GraphQL over SSE (distinct connections) and Apollo's multipart protocol (`multipart/mixed; subscriptionSpec=1.0`), written as events come.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
 import type { GraphQLError } from 'graphql';
 import { sendNodeResponse } from '@whatwg-node/server';
 import { MASKED_MESSAGE } from '../errors/mask-errors.js';
-import { parseAccept } from '../request/media-type.js';
+import { FRAMINGS } from '../streaming/framing.js';
+import { headersOf, HttpStream, ReadableTarget, streamResponse, type HttpStreams, type StreamProtocol, type StreamTarget } from '../streaming/http-stream.js';
+import { subscriptionFramingOf, type Framing } from '../streaming/negotiate-stream.js';
+import { formattedError } from '../streaming/result-json.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { ClientSubscription, EndedExtension, SubscriptionSink } from './open-subscriptions.js';
-import { formattedError } from './event-json.js';
-import { HeartbeatWheel } from './heartbeat-wheel.js';
 import { STREAM_BRIDGE, type StreamBridge } from './stream-bridge.js';
 import type { FetchHandler } from './websocket-server.js';
-
-/** Whether the client reads Apollo's multipart subscription protocol (Apollo Client sends `subscriptionSpec=1.0`). */
-export function readsMultipartSubscriptions(accept: string | null | undefined): boolean {
-  return parseAccept(accept).some((range) => range.type === 'multipart' && range.subtype === 'mixed' && range.params.get('subscriptionspec') === '1.0');
-}
-
-/** Whether the client reads `text/event-stream` (GraphQL over SSE). */
-export function readsEventStream(accept: string | null | undefined): boolean {
-  return parseAccept(accept).some((range) => range.type === 'text' && range.subtype === 'event-stream');
-}
 
 /** Bytes a client may have waiting in its response before new events are dropped for it (a live screen wants the latest). */
 const MAX_BUFFERED_BYTES = 1 << 20;
 
-/** How one protocol writes a stream: its opening, an event, a heartbeat, its end. */
-interface WireFormat {
-  readonly headers: Record<string, string>;
-  readonly opening: string;
-  readonly heartbeat: string;
-  event(json: string): string;
-  /** The stream's last bytes, or null: the stream is cut without an end, which the client reads as "reconnect". */
-  end(error: GraphQLError | undefined): string | null;
+/** Apollo's multipart protocol asks for a heartbeat at least every 5 s. */
+const MULTIPART_HEARTBEAT_MS = 5_000;
+
+/** A subscription's protocol on a framing: how it opens, beats, writes an event, and ends (undefined: ended without error; null: cut). */
+interface SubscriptionProtocol extends StreamProtocol {
+  last(error: GraphQLError | undefined): string | null;
 }
 
 const errorPayload = (error: GraphQLError) => JSON.stringify({ errors: [formattedError(error)], extensions: { subscription: { ended: error.extensions.code as EndedExtension['subscription']['ended'] } } satisfies EndedExtension });
 
 /**
- * GraphQL over SSE, distinct connections (what graphql-sse's client and GraphiQL read): `:` comments
- * as heartbeats, `event: next` per event, `event: complete` at the end. SSE has no error event: an
- * end with an error is a last `next` holding it, then `complete`; SHUTTING_DOWN cuts the stream
- * without `complete`, which the client reads as a dropped connection and retries (another router).
+ * GraphQL over SSE, distinct connections (what graphql-sse's client and GraphiQL read): the
+ * framing's comments as heartbeats, an event per `next`, `complete` at the end. SSE has no error
+ * event: an end with an error is a last `next` holding it, then `complete`; SHUTTING_DOWN cuts the
+ * stream without `complete`, which the client reads as a dropped connection and retries (another router).
  */
-const SSE: WireFormat = {
-  headers: { 'content-type': 'text/event-stream', connection: 'keep-alive', 'cache-control': 'no-cache', 'content-encoding': 'none' },
-  // A first write at once: some browsers and proxies hold a response until its first bytes.
-  opening: ':\n\n',
-  heartbeat: ':\n\n',
-  event: (json) => `event: next\ndata: ${json}\n\n`,
-  end(error) {
+const SSE: SubscriptionProtocol = {
+  framing: FRAMINGS.sse,
+  opening: FRAMINGS.sse.opening,
+  heartbeat: FRAMINGS.sse.keepAlive,
+  payload: FRAMINGS.sse.payload,
+  last(error) {
     if (error?.extensions.code === 'SHUTTING_DOWN') return null;
-    return `${error ? `event: next\ndata: ${errorPayload(error)}\n\n` : ''}event: complete\ndata:\n\n`;
+    return error ? FRAMINGS.sse.payload(errorPayload(error)) : '';
   },
 };
 
-const BOUNDARY = 'graphql';
-/**
- * Each part is closed by the boundary that follows it, written with the part: a reader hands a part
- * on only once it sees the next boundary, so a part whose boundary waited for the next one would
- * reach the client a heartbeat late.
- */
-const part = (body: string) => `\r\nContent-Type: application/json; charset=utf-8\r\n\r\n${body}\r\n--${BOUNDARY}`;
-
 /**
  * Apollo's multipart subscription protocol, as Apollo Client reads it: every event a part
- * `{"payload": <result>}`; a part `{}` as heartbeat (at most 5 s apart, as the protocol asks); an end
- * with an error is `{"payload": null, "errors": [...]}` (a transport error, which Apollo Client
- * raises as the subscription's error, never a normal end); then the closing boundary.
+ * `{"payload": <result>}`; a part `{}` as heartbeat (at most 5 s apart, as the protocol asks), the
+ * first at once; an end with an error is `{"payload": null, "errors": [...]}` (a transport error,
+ * which Apollo Client raises as the subscription's error, never a normal end); then the framing's end.
  */
-const MULTIPART: WireFormat = {
-  headers: { 'content-type': `multipart/mixed; boundary="${BOUNDARY}"; subscriptionSpec=1.0`, 'cache-control': 'no-store' },
-  opening: `\r\n--${BOUNDARY}${part('{}')}`,
-  heartbeat: part('{}'),
-  event: (json) => part(`{"payload":${json}}`),
-  end: (error) => `${error ? part(`{"payload":null,"errors":[${JSON.stringify(formattedError(error))}]}`) : ''}--\r\n`,
+const HEARTBEAT_PART = FRAMINGS.multipart.payload('{}');
+const MULTIPART: SubscriptionProtocol = {
+  framing: FRAMINGS.multipart,
+  parameters: 'subscriptionSpec=1.0',
+  headers: { 'cache-control': 'no-store' },
+  opening: `${FRAMINGS.multipart.opening}${HEARTBEAT_PART}`,
+  heartbeat: HEARTBEAT_PART,
+  payload: (json) => FRAMINGS.multipart.payload(`{"payload":${json}}`),
+  last: (error) => (error ? FRAMINGS.multipart.payload(`{"payload":null,"errors":[${JSON.stringify(formattedError(error))}]}`) : ''),
 };
 
-/**
- * Where a stream's bytes go: the Node response itself (a request that came through
- * `serveHttpSubscriptions`), or a Readable that is the body of a response the pipeline sends.
- */
-export interface StreamTarget {
-  write(chunk: string): void;
-  end(chunk: string): void;
-  /** Cuts the stream without its end. */
-  destroy(): void;
-  readonly writableLength: number;
-  readonly destroyed: boolean;
-}
+const PROTOCOLS: Readonly<Record<Framing, SubscriptionProtocol>> = { sse: SSE, multipart: MULTIPART };
 
-const formatOf = (multipart: boolean): WireFormat => (multipart ? MULTIPART : SSE);
-
-/** A subscription's HTTP stream: written by the subscription as events come (its sink), beaten while idle; a client that goes away ends the subscription at once. */
-export class HttpSubscriptionStream implements SubscriptionSink {
+/** A subscription's HTTP stream, and the subscription's sink (it writes each event as it is completed); a client that goes away ends the subscription at once. */
+export class HttpSubscriptionStream extends HttpStream implements SubscriptionSink {
   readonly #subscription: ClientSubscription;
-  readonly #target: StreamTarget;
-  readonly #format: WireFormat;
-  readonly #heartbeats: HeartbeatWheel<HttpSubscriptionStream>;
 
-  constructor(subscription: ClientSubscription, target: StreamTarget, format: WireFormat, heartbeats: HeartbeatWheel<HttpSubscriptionStream>) {
+  constructor(subscription: ClientSubscription, target: StreamTarget, protocol: SubscriptionProtocol, streams: HttpStreams, periodMs: number) {
+    super(target, protocol, streams.wheelFor(protocol, periodMs));
     this.#subscription = subscription;
-    this.#target = target;
-    this.#format = format;
-    this.#heartbeats = heartbeats;
-    target.write(format.opening);
-    heartbeats.add(this);
     subscription.attach(this);
   }
 
+  /** False (the event is dropped for this client) when it is gone or has more than MAX_BUFFERED_BYTES waiting. */
   next(json: string): boolean {
-    if (this.#target.destroyed || this.#target.writableLength > MAX_BUFFERED_BYTES) return false;
-    this.#target.write(this.#format.event(json));
-    return true;
+    if (this.buffered > MAX_BUFFERED_BYTES) return false;
+    return this.write(json);
   }
 
   end(error: GraphQLError | undefined): void {
-    this.#heartbeats.delete(this);
-    if (this.#target.destroyed) return;
-    const last = this.#format.end(error);
-    if (last === null) this.#target.destroy();
-    else this.#target.end(last);
+    this.finish((this.protocol as SubscriptionProtocol).last(error));
   }
 
   /** The client left (or the stream was cut): the subscription ends with `client`. */
   closed(): void {
-    this.#heartbeats.delete(this);
+    this.stop();
     void this.#subscription.return();
   }
-
-  beat(): void {
-    if (!this.#target.destroyed && this.#target.writableLength === 0) this.#target.write(this.#format.heartbeat);
-  }
 }
 
-/** The HTTP subscription streams of one router: their heartbeats, and the two ways a stream is written. */
+/** The HTTP subscription streams of one router: the two ways a stream is written, on the router's HTTP streams. */
 export interface HttpSubscriptionStreams {
+  /** The response headers of a subscription's stream in `framing`. */
+  headers(framing: Framing): Record<string, string>;
   /** Writes `subscription` to `target` from now on. */
-  open(subscription: ClientSubscription, target: StreamTarget, multipart: boolean): HttpSubscriptionStream;
+  open(subscription: ClientSubscription, target: StreamTarget, framing: Framing): HttpSubscriptionStream;
   /** A subscription's response for a request that did not come through `serveHttpSubscriptions` (its stream is the body of the pipeline's response). */
-  response(subscription: ClientSubscription, multipart: boolean, fetchAPI: { Response: typeof Response }): Response;
+  response(subscription: ClientSubscription, framing: Framing, fetchAPI: { Response: typeof Response }): Response;
 }
 
-/** The streams of one router: SSE heartbeats every `heartbeatMs`, multipart ones at most 5 s apart (as Apollo's protocol asks). */
-export function httpSubscriptionStreams(heartbeatMs: number): HttpSubscriptionStreams {
-  const sse = new HeartbeatWheel<HttpSubscriptionStream>(heartbeatMs, (stream) => stream.beat());
-  const multipart = new HeartbeatWheel<HttpSubscriptionStream>(Math.min(heartbeatMs, 5_000), (stream) => stream.beat());
-  const streams: HttpSubscriptionStreams = {
-    open: (subscription, target, isMultipart) => new HttpSubscriptionStream(subscription, target, formatOf(isMultipart), isMultipart ? multipart : sse),
-    response(subscription, isMultipart, fetchAPI) {
-      const target = new ReadableTarget();
-      const stream = streams.open(subscription, target, isMultipart);
-      target.onClose = () => stream.closed();
-      return new fetchAPI.Response(target.body as unknown as ReadableStream, { status: 200, headers: formatOf(isMultipart).headers });
+/** The subscription streams on `streams`: SSE heartbeats every `heartbeatMs`, multipart ones at most 5 s apart (as Apollo's protocol asks). */
+export function httpSubscriptionStreams(streams: HttpStreams, heartbeatMs: number): HttpSubscriptionStreams {
+  const periodOf = (framing: Framing) => (framing === 'multipart' ? Math.min(heartbeatMs, MULTIPART_HEARTBEAT_MS) : heartbeatMs);
+  const subscriptionStreams: HttpSubscriptionStreams = {
+    headers: (framing) => headersOf(PROTOCOLS[framing]),
+    open: (subscription, target, framing) => new HttpSubscriptionStream(subscription, target, PROTOCOLS[framing], streams, periodOf(framing)),
+    response(subscription, framing, fetchAPI) {
+      const target = new ReadableTarget(() => stream.closed());
+      const stream = subscriptionStreams.open(subscription, target, framing);
+      return streamResponse(target, PROTOCOLS[framing], fetchAPI);
     },
   };
-  return streams;
+  return subscriptionStreams;
 }
 
 export interface HttpSubscriptionsOptions {
@@ -179,7 +134,7 @@ export function serveHttpSubscriptions(
   streams: HttpSubscriptionStreams,
   options: HttpSubscriptionsOptions,
 ): (request: IncomingMessage, response: ServerResponse) => boolean {
-  async function serve(request: IncomingMessage, response: ServerResponse, multipart: boolean): Promise<void> {
+  async function serve(request: IncomingMessage, response: ServerResponse, framing: Framing): Promise<void> {
     const bridge: StreamBridge = { transport: 'http' };
     const aborted = new AbortController();
     const abort = () => aborted.abort();
@@ -216,23 +171,22 @@ export function serveHttpSubscriptions(
     answer.headers.forEach((value, name) => {
       if (name !== 'content-length') headers[name] = value;
     });
-    response.writeHead(200, Object.assign(headers, formatOf(multipart).headers));
-    keepOnlyTheStream(request, response, streams.open(subscription, response, multipart));
+    response.writeHead(200, Object.assign(headers, streams.headers(framing)));
+    keepOnlyTheStream(request, response, streams.open(subscription, response, framing));
   }
 
   return function handle(request, response) {
     const url = request.url ?? '/';
     const pathname = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
     if (pathname !== options.path) return false;
-    const accept = request.headers.accept;
-    const multipart = readsMultipartSubscriptions(accept);
-    if (!multipart && !readsEventStream(accept)) return false;
+    const framing = subscriptionFramingOf(request.headers.accept);
+    if (!framing) return false;
     const method = request.method ?? 'GET';
     if (method !== 'GET' && method !== 'HEAD') {
       const length = request.headers['content-length'];
       if (length === undefined || !/^\d+$/.test(length) || Number(length) > options.maxBodyBytes) return false;
     }
-    serve(request, response, multipart).catch((error: unknown) => {
+    serve(request, response, framing).catch((error: unknown) => {
       // A client that left while its request was answered: nobody to tell, nothing went wrong.
       if (response.destroyed) return;
       options.logger?.error({ err: error }, 'a streamed request could not be answered');
@@ -284,41 +238,4 @@ function bodyOf(request: IncomingMessage): Promise<string> {
     request.once('end', done);
     request.once('error', done);
   });
-}
-
-/** A Readable as a stream's target: the body of a response the pipeline sends (the HTTP layer pipes a Node stream body to the socket). */
-class ReadableTarget implements StreamTarget {
-  onClose: (() => void) | undefined;
-  readonly body: Readable;
-
-  constructor() {
-    this.body = new Readable({
-      read() {},
-      destroy: (error, callback) => {
-        this.onClose?.();
-        callback(error);
-      },
-    });
-  }
-
-  write(chunk: string): void {
-    this.body.push(chunk);
-  }
-
-  end(chunk: string): void {
-    this.body.push(chunk);
-    this.body.push(null);
-  }
-
-  destroy(): void {
-    this.body.destroy();
-  }
-
-  get writableLength(): number {
-    return this.body.readableLength;
-  }
-
-  get destroyed(): boolean {
-    return this.body.destroyed;
-  }
 }

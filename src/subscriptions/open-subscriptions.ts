@@ -13,8 +13,9 @@ import { principalsOf, type Authorizer } from '../security/authorization.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { UpstreamHub, UpstreamTarget } from './upstream-hub.js';
-import { MASKED_MESSAGE } from '../errors/mask-errors.js';
-import { jsonOf, maskedEvent } from './event-json.js';
+import { MASKED_MESSAGE, maskedResult } from '../errors/mask-errors.js';
+import { jsonOf } from '../streaming/result-json.js';
+import { StreamRecorder } from '../streaming/stream-record.js';
 
 /** How a client reads its subscription: the end of a stream is written differently on each. */
 export type SubscriptionTransport = 'ws' | 'sse' | 'multipart';
@@ -409,7 +410,7 @@ class EventGroup {
       this.#setup.onCompleted(performance.now() - started);
       span?.end();
       if (this.#closed) return;
-      const event = maskedEvent(result, this.#setup.onMasked);
+      const event = maskedResult(result, this.#setup.onMasked);
       for (const member of this.#members) member.push(event);
     });
   }
@@ -438,16 +439,13 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
   #ended: { reason: EndReason; error?: GraphQLError } | undefined;
   #finished = false;
   #expiry: NodeJS.Timeout | undefined;
-  readonly #resolveEnded: () => void;
+  /** The request's answer is the stream: audit, telemetry and metrics write their records at its end. */
+  readonly #record: StreamRecorder;
 
   constructor(request: SubscribeRequest, owner: OpenSubscriptions) {
     this.request = request;
     this.#owner = owner;
-    let resolve!: () => void;
-    const ended = new Promise<void>((r) => (resolve = r));
-    this.#resolveEnded = resolve;
-    // The request's answer is the stream: audit, telemetry and metrics write their records at its end.
-    request.state.stream = { ended, payloads: 0, firstAt: undefined, lastAt: undefined, errorCodes: [], complete: true };
+    this.#record = new StreamRecorder(request.state, { complete: true });
   }
 
   /** The transport takes the stream over: events waiting are written now, the rest as they come, then the end. */
@@ -497,12 +495,7 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
     this.group = undefined;
     group?.remove(this);
     this.#owner.forget(this, reason);
-    const stream = this.request.state.stream;
-    if (stream) stream.endReason = reason;
-    if (stream && error) {
-      stream.errorCodes.push(String(error.extensions.code));
-      stream.complete = false;
-    }
+    this.#record.endedBy(reason, error);
     if (this.#sink) this.#endSink(this.#sink);
     else this.#wakeUp();
   }
@@ -547,12 +540,7 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
   }
 
   #sent(): void {
-    const stream = this.request.state.stream;
-    if (stream) {
-      stream.payloads++;
-      stream.lastAt = performance.now();
-      stream.firstAt ??= stream.lastAt;
-    }
+    this.#record.sent();
     this.#owner.eventOut(this);
   }
 
@@ -561,7 +549,7 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
     const ended = this.#ended!;
     if (this.#finished || !ended.error) return this.#finish();
     this.#finished = true;
-    this.#resolveEnded();
+    this.#record.end();
     const code = String(ended.error.extensions.code) as ErrorCode;
     // SSE has no error event: a stream that ends without `complete` is one its client reconnects (to another router).
     if (code === 'SHUTTING_DOWN' && this.request.transport === 'sse') throw ended.error;
@@ -570,7 +558,7 @@ export class ClientSubscription implements AsyncIterableIterator<ExecutionResult
 
   #finish(): IteratorResult<ExecutionResult> {
     this.#finished = true;
-    this.#resolveEnded();
+    this.#record.end();
     return { value: undefined, done: true };
   }
 

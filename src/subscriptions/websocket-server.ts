@@ -4,10 +4,10 @@ import type { Duplex } from 'node:stream';
 import { GraphQLError, type ExecutionResult, type GraphQLFormattedError } from 'graphql';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { isAsyncIterable } from 'graphql-yoga';
-import { HeartbeatWheel } from './heartbeat-wheel.js';
+import { HeartbeatWheel } from '../streaming/heartbeat-wheel.js';
 import { STREAM_BRIDGE, type StreamBridge } from './stream-bridge.js';
 import type { ClientSubscription, SubscriptionSink } from './open-subscriptions.js';
-import { formattedError, jsonOf } from './event-json.js';
+import { formattedError, jsonOf } from '../streaming/result-json.js';
 import type { Logger } from '../telemetry/logger.js';
 import { MASKED_MESSAGE } from '../errors/mask-errors.js';
 

@@ -145,7 +145,7 @@ function makeSplit(document: DocumentNode, operation: NonNullable<ReturnType<typ
       partOf.set(directive, part);
       parts[id] = part;
     }
-    return markerOf(part, others);
+    return markerFragmentOf(part, others);
   };
 
   // The parts' selections stay in the document under `@skip(if: true)`: never collected for the
@@ -194,7 +194,7 @@ function selectsIntrospection(set: SelectionSetNode, fragments: ReadonlyMap<stri
 }
 
 /** The marker standing for a part: its fragment's type condition and conditions, selecting `__typename` under the part's key. */
-function markerOf(part: DeferredPart, directives: readonly DirectiveNode[]): InlineFragmentNode {
+function markerFragmentOf(part: DeferredPart, directives: readonly DirectiveNode[]): InlineFragmentNode {
   const field: FieldNode = { kind: Kind.FIELD, alias: { kind: Kind.NAME, value: `${MARKER_PREFIX}${part.id}` }, name: { kind: Kind.NAME, value: '__typename' } };
   const typeCondition: NamedTypeNode | undefined = part.typeCondition ? { kind: Kind.NAMED_TYPE, name: { kind: Kind.NAME, value: part.typeCondition } } : undefined;
   return { kind: Kind.INLINE_FRAGMENT, typeCondition, directives, selectionSet: { kind: Kind.SELECTION_SET, selections: [field] } };

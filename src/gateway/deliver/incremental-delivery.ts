@@ -2,12 +2,13 @@
 import type { DirectiveNode, ExecutionResult, GraphQLError } from 'graphql';
 import type { CallBudget } from '../../request/call-budget.js';
 import { missingOf, staleOf, type Completeness, type MissingSection } from '../../request/completeness.js';
-import { requestStateOf, type IncrementalFormat, type RequestState, type StreamRecord } from '../../request/request-state.js';
+import { requestStateOf, type IncrementalFormat } from '../../request/request-state.js';
+import { StreamRecorder } from '../../streaming/stream-record.js';
 import type { Fetch, QueryPlan } from '../plan/build-plan.js';
 import type { AnswerProjector, Projection } from '../plan/project-answer.js';
 import { placeDenials, type RunningPlan, type RunRequest } from '../plan/run-plan.js';
 import { takeMarkers, type DeferSplit } from './deferred-parts.js';
-import { WIRE_FORMATS, type Delivered, type Delivery } from './wire-formats.js';
+import { INCREMENTAL_FORMATS, type Delivered, type Delivery } from './incremental-formats.js';
 
 type Data = Record<string, unknown>;
 
@@ -61,8 +62,9 @@ export function deliverIncrementally(options: IncrementalDeliveryOptions): Async
   const state = requestStateOf(options.context);
   const budget: CallBudget = { signal: state.signal, deadlineAt: performance.now() + options.deferDeadlineMs };
   const running = options.start((fetch: Fetch) => (initialFetches.has(fetch.id) ? undefined : budget));
-  const format = WIRE_FORMATS[options.format];
-  const { sent, end } = recordStream(state);
+  const format = INCREMENTAL_FORMATS[options.format];
+  // The request's answer is this stream: a client that leaves ends it at once (its queue place, its audit row), whatever the generator waits for.
+  const record = new StreamRecorder(state, { complete: false, until: state.signal });
   const readyOf = readiness(plan, split, deferred, running);
 
   async function* payloads(): AsyncGenerator<ExecutionResult> {
@@ -97,7 +99,8 @@ export function deliverIncrementally(options: IncrementalDeliveryOptions): Async
         await running.done;
         await options.afterRun(running.data);
       }
-      yield sent(format.initial({ result, found, completeness: initial, hasNext: found.length > 0 }), initial, result.errors);
+      record.sent(result.errors, initial.complete);
+      yield format.initial({ result, found, completeness: initial, hasNext: found.length > 0 });
       let unplacedSeen = reported;
       while (waiting.length > 0) {
         await Promise.race(waiting.map((entry) => readyOf(entry.chain)));
@@ -121,10 +124,11 @@ export function deliverIncrementally(options: IncrementalDeliveryOptions): Async
         reported += unplaced.length;
         const errors = [...delivered.flatMap(({ result }) => result.errors ?? []), ...unplaced];
         const soFar = completeness(errors);
-        yield sent(format.later({ delivered, found: foundNow, unplaced, hasNext: waiting.length > 0, completeness: soFar }), soFar, errors);
+        record.sent(errors, soFar.complete);
+        yield format.later({ delivered, found: foundNow, unplaced, hasNext: waiting.length > 0, completeness: soFar });
       }
     } finally {
-      end();
+      record.end();
     }
   }
 
@@ -139,33 +143,6 @@ export function deliverIncrementally(options: IncrementalDeliveryOptions): Async
   }
 
   return payloads();
-}
-
-/**
- * The stream's record on the request state (what `whenAnswered` waits for): `sent` counts and
- * times a payload, `end` ends the stream. A client that leaves ends it at once (its queue place,
- * its audit row), whatever the generator is waiting for.
- */
-function recordStream(state: RequestState): { sent: (payload: ExecutionResult, completeness: Completeness, errors: readonly GraphQLError[] | undefined) => ExecutionResult; end: () => void } {
-  let ended!: () => void;
-  const stream: StreamRecord = { ended: new Promise<void>((resolve) => (ended = resolve)), payloads: 0, firstAt: undefined, lastAt: undefined, errorCodes: [], complete: false };
-  state.stream = stream;
-  state.signal.addEventListener('abort', ended, { once: true });
-  return {
-    sent(payload, completeness, errors) {
-      const now = performance.now();
-      stream.complete = completeness.complete;
-      for (const error of errors ?? []) stream.errorCodes.push(String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
-      stream.payloads++;
-      stream.firstAt ??= now;
-      stream.lastAt = now;
-      return payload;
-    },
-    end() {
-      state.signal.removeEventListener('abort', ended);
-      ended();
-    },
-  };
 }
 
 /** When the fetches a delivery waits for are done, by the parts delivered with it (memoised per set of parts). */

@@ -36,7 +36,8 @@ export interface LaterPayload {
   readonly completeness: Completeness;
 }
 
-export interface WireFormat {
+/** How one incremental format shapes the initial and the later payloads. */
+export interface PayloadShapes {
   initial(payload: InitialPayload): ExecutionResult;
   later(payload: LaterPayload): ExecutionResult;
 }
@@ -47,7 +48,7 @@ export interface WireFormat {
  * `incremental: [{ data, path, label?, errors? }]`, a part's data at its path (a part whose non-null
  * field failed: `data: null` with its errors). Deliveries are not announced.
  */
-const DEFER_20220824: WireFormat = {
+const DEFER_20220824: PayloadShapes = {
   initial({ result, completeness, hasNext }) {
     return { ...result, hasNext, extensions: { ...result.extensions, completeness } } as ExecutionResult;
   },
@@ -66,7 +67,7 @@ const DEFER_20220824: WireFormat = {
  * (`incremental: [{ id, data, errors? }]`) and closes it (`completed: [{ id }]`). A part whose
  * non-null field failed has no data: it is closed with its errors (`completed: [{ id, errors }]`).
  */
-const INCREMENTAL_V02: WireFormat = {
+const INCREMENTAL_V02: PayloadShapes = {
   initial({ result, found, completeness, hasNext }) {
     return { ...result, ...(found.length > 0 ? { pending: found.map(pendingOf) } : {}), hasNext, extensions: { ...result.extensions, completeness } } as ExecutionResult;
   },
@@ -96,7 +97,7 @@ function pendingOf(delivery: Delivery): Record<string, unknown> {
   return { id: delivery.id, path: delivery.path, ...(delivery.part.label !== undefined ? { label: delivery.part.label } : {}) };
 }
 
-export const WIRE_FORMATS: Readonly<Record<IncrementalFormat, WireFormat>> = {
+export const INCREMENTAL_FORMATS: Readonly<Record<IncrementalFormat, PayloadShapes>> = {
   'defer-20220824': DEFER_20220824,
   'incremental-v0.2': INCREMENTAL_V02,
 };
