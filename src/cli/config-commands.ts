@@ -33,7 +33,7 @@ function actorOf(flag: string | undefined): string | null {
 
 async function exportAction(options: { output?: string } & StoreFlags, kit: StoreCommandKit): Promise<void> {
   const [{ writeConfigYaml }, { readLiveConfig }] = await Promise.all([configDocument(), configStore()]);
-  const yaml = writeConfigYaml(await withDatabase(kit.storeConfig(options), readLiveConfig));
+  const yaml = writeConfigYaml(await withDatabase(kit.storeConfig(options), (db) => readLiveConfig(db)));
   if (options.output === undefined) {
     process.stdout.write(yaml);
     return;

@@ -1,4 +1,5 @@
 // Section cache metadata (tables `cache_rules` and `cache_purges`): live max-age rules per type or field, and the purge log routers follow.
+import { assertNever } from '../errors/assert-never.js';
 import type { Queryable } from './database.js';
 
 export type CacheScope = 'public' | 'private';
@@ -147,7 +148,8 @@ export function canonicalKeyText(value: unknown): string {
 
 function canonical(value: unknown, path: string): string {
   if (value === null) return 'null';
-  switch (typeof value) {
+  const kind = typeof value;
+  switch (kind) {
     case 'string':
       return JSON.stringify(value);
     case 'number':
@@ -161,8 +163,12 @@ function canonical(value: unknown, path: string): string {
         .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
       return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v, `${path}.${k}`)}`).join(',')}}`;
     }
+    case 'undefined':
+    case 'symbol':
+    case 'function':
+      throw new InvalidCacheRuleError(`${path} holds a ${kind}: entity keys hold only strings, numbers, booleans, null, objects and arrays`);
     default:
-      throw new InvalidCacheRuleError(`${path} holds a ${typeof value}: entity keys hold only strings, numbers, booleans, null, objects and arrays`);
+      return assertNever(kind, 'typeof');
   }
 }
 

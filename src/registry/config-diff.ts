@@ -1,31 +1,17 @@
-// The difference between the registry's live configuration and a file: what `config apply` adds, changes, removes or refuses, and how it reads.
-import { compareText, CONFIG_SECTIONS, type ConfigDocument, type ConfigSection } from './config-document.js';
+// The difference between the registry's live configuration and a file: what `config apply` adds, changes, removes or refuses, and how it reads. Section by section, through their descriptors.
+import { assertNever } from '../errors/assert-never.js';
+import { sectionValue, type ConfigDocument } from './config-document.js';
+import { compareText, itemKey, type ChangeAction, type ComparedItem, type ConfigSectionDescriptor, type FieldChange, type SectionChange, type SectionList } from './config-sections/section.js';
+import { SECTIONS } from './config-sections/sections.js';
 
-export type ChangeAction = 'add' | 'change' | 'remove';
+export type { ChangeAction, FieldChange };
 
-/** One field of an item: `undefined` is "not set" (absent from the file, null in the table). */
-export interface FieldChange {
-  /** e.g. `costLimit`, `url`, `route.breaker.failureRatio`. */
-  field: string;
-  from?: unknown;
-  to?: unknown;
-}
-
-export interface ConfigChange {
-  section: ConfigSection;
-  /**
-   * What names the item in its section: `[name]` (subgraph, policy), `[coordinate]` (cache rule),
-   * `[coordinate, principal]` (permission), `[id]` (trusted document).
-   */
-  ref: readonly string[];
-  action: ChangeAction;
-  /** For `add` and `remove`, every field the item has; for `change`, the fields that differ. */
-  fields: FieldChange[];
-}
+/** One change to one item: `section` is the section's name, `ref` what names the item in it (its descriptor's `items`). */
+export type ConfigChange = SectionChange;
 
 /** An item the registry holds and the file does not name, which apply leaves as it is. */
 export interface LeftAlone {
-  section: ConfigSection;
+  section: string;
   ref: readonly string[];
   /** `not-named`: the file does not name it (`--prune` would remove it); `never-pruned`: apply never removes it (subgraphs). */
   why: 'not-named' | 'never-pruned';
@@ -38,15 +24,14 @@ export interface ConfigDiff {
   /** Why the file cannot be applied to this registry as it is (an unpublished subgraph or document); empty when it can. */
   problems: string[];
   /** The sections the file manages: those it holds. */
-  sections: ConfigSection[];
+  sections: string[];
 }
 
-/** One item as the diff compares it: its ref and its fields flattened to leaves. */
-interface Item {
-  ref: readonly string[];
-  fields: Map<string, unknown>;
-  /** Shown where fields would be: a trusted document's manifest. */
-  group?: string;
+export interface DiffOptions {
+  /** Remove what the file does not name, in the sections it holds (never a section's `neverPruned` items). */
+  prune: boolean;
+  /** The sections compared (default: every section of the file format); a test passes its own. */
+  sections?: SectionList;
 }
 
 /**
@@ -62,67 +47,46 @@ function flatten(value: Record<string, unknown>, prefix = '', into = new Map<str
   return into;
 }
 
-const manifestName = (client: string, version: string) => (version === '' ? client : `${client} ${version}`);
-
-/** The items of one section of a document, by their key (the ref joined by a space, which no name holds). */
-function itemsOf(document: ConfigDocument, section: ConfigSection): Map<string, Item> {
-  const items = new Map<string, Item>();
-  const add = (ref: string[], fields: Record<string, unknown>, group?: string) => items.set(ref.join(' '), { ref, fields: flatten(fields), group });
-  switch (section) {
-    case 'subgraphs':
-      for (const [name, subgraph] of Object.entries(document.subgraphs ?? {})) add([name], { url: subgraph.url, route: subgraph.route ?? {} });
-      break;
-    case 'policies':
-      for (const [name, limits] of Object.entries(document.policies ?? {})) add([name], { ...limits });
-      break;
-    case 'permissions':
-      for (const [coordinate, principals] of Object.entries(document.permissions ?? {})) for (const principal of principals) add([coordinate, principal], {});
-      break;
-    case 'cacheRules':
-      for (const [coordinate, rule] of Object.entries(document.cacheRules ?? {})) add([coordinate], { ...rule });
-      break;
-    case 'trustedDocuments':
-      for (const { client, version, documents } of document.trustedDocuments ?? []) for (const id of documents) add([id], { client, version }, manifestName(client, version));
-      break;
-  }
+/** The items of one section of a document, by their diff key. */
+function itemsOf(document: ConfigDocument, section: ConfigSectionDescriptor): Map<string, ComparedItem> {
+  const value = sectionValue(document, section.name);
+  const items = new Map<string, ComparedItem>();
+  if (value === undefined) return items;
+  for (const { ref, fields } of section.items(value)) items.set(itemKey(ref), { ref, fields: flatten(fields) });
   return items;
 }
 
 const sameValue = (a: unknown, b: unknown) => a === b || (a !== undefined && b !== undefined && JSON.stringify(a) === JSON.stringify(b));
 
 /** The fields that differ between two versions of an item, in the order the file gives them, then the rest. */
-function fieldChanges(from: Map<string, unknown>, to: Map<string, unknown>): FieldChange[] {
+function fieldChanges(from: ReadonlyMap<string, unknown>, to: ReadonlyMap<string, unknown>): FieldChange[] {
   const names = [...new Set([...to.keys(), ...from.keys()])];
   return names.filter((name) => !sameValue(from.get(name), to.get(name))).map((field) => ({ field, from: from.get(field), to: to.get(field) }));
 }
 
-const allFields = (fields: Map<string, unknown>, side: 'from' | 'to'): FieldChange[] => [...fields].map(([field, value]) => ({ field, [side]: value }));
+const allFields = (fields: ReadonlyMap<string, unknown>, side: 'from' | 'to'): FieldChange[] => [...fields].map(([field, value]) => ({ field, [side]: value }));
 
-/** What apply cannot do by itself, as one message per subgraph or manifest. */
-function problemsOf(changes: readonly ConfigChange[], current: Map<string, Item>, desired: Map<string, Item>): string[] {
-  const problems: string[] = [];
-  for (const change of changes) {
-    if (change.section === 'subgraphs' && change.action === 'add') {
-      const name = change.ref[0];
-      problems.push(`subgraph "${name}" is not published: publish its schema first (switchyard subgraph publish ${name} --url URL); config apply sets the URL and route of published subgraphs only`);
+/** One section's part of the diff (step 2 of diffConfig), added to `diff`. */
+function diffSection(diff: ConfigDiff, section: ConfigSectionDescriptor, current: ConfigDocument, desired: ConfigDocument, prune: boolean): void {
+  const before = itemsOf(current, section);
+  const after = itemsOf(desired, section);
+  const changes: ConfigChange[] = [];
+  const name = section.name;
+  for (const key of [...new Set([...before.keys(), ...after.keys()])].sort(compareText)) {
+    const from = before.get(key);
+    const to = after.get(key);
+    if (to && !from) changes.push({ section: name, ref: to.ref, action: 'add', fields: allFields(to.fields, 'to') });
+    else if (to && from) {
+      const fields = fieldChanges(from.fields, to.fields);
+      if (fields.length > 0) changes.push({ section: name, ref: to.ref, action: 'change', fields });
+    } else if (from) {
+      if (section.neverPruned !== undefined) diff.leftAlone.push({ section: name, ref: from.ref, why: 'never-pruned' });
+      else if (prune) changes.push({ section: name, ref: from.ref, action: 'remove', fields: allFields(from.fields, 'from') });
+      else diff.leftAlone.push({ section: name, ref: from.ref, why: 'not-named' });
     }
   }
-  const missing = new Map<string, string[]>();
-  for (const change of changes) {
-    if (change.section !== 'trustedDocuments' || change.action === 'remove') continue;
-    const id = change.ref[0];
-    const wanted = desired.get(id)!;
-    if (change.action === 'change') {
-      problems.push(`trusted document ${id} is registered for ${current.get(id)!.group}, not ${wanted.group}: an id belongs to the manifest that first published it`);
-    } else {
-      const ids = missing.get(wanted.group!) ?? [];
-      missing.set(wanted.group!, [...ids, id]);
-    }
-  }
-  for (const [manifest, ids] of missing) {
-    problems.push(`trusted documents of ${manifest} are not published: ${ids.join(', ')} (publish the manifest with switchyard operations publish FILE --client ... --version ...; the file names documents, it does not hold them)`);
-  }
-  return problems;
+  diff.problems.push(...(section.problems?.(changes, before, after) ?? []));
+  diff.changes.push(...changes);
 }
 
 /**
@@ -130,33 +94,16 @@ function problemsOf(changes: readonly ConfigChange[], current: Map<string, Item>
  * 1. Only the sections the file holds are compared; the others are not the file's to manage.
  * 2. An item in the file and not in the registry is added; in both but different, changed (the file
  *    describes each item whole: a field it leaves out is cleared); in the registry only, removed with
- *    `prune`, else left alone. Subgraphs are never removed (their schema owners do that), only left alone.
- * 3. What apply cannot do by itself becomes a problem: a subgraph that is not published (apply sets
- *    URLs and routes, never SDL) and a trusted document the registry does not hold under that manifest
- *    (the file names documents, it does not hold their bodies).
+ *    `prune`, else left alone. A section's `neverPruned` items (subgraphs: their schema owners remove
+ *    them) are only ever left alone.
+ * 3. What apply cannot do by itself becomes a problem, as each section's `problems` says: a subgraph
+ *    that is not published (apply sets URLs and routes, never SDL) and a trusted document the registry
+ *    does not hold under that manifest (the file names documents, it does not hold their bodies).
  */
-export function diffConfig(current: ConfigDocument, desired: ConfigDocument, options: { prune: boolean }): ConfigDiff {
-  const diff: ConfigDiff = { changes: [], leftAlone: [], problems: [], sections: CONFIG_SECTIONS.filter((section) => desired[section] !== undefined) };
-  for (const section of diff.sections) {
-    const before = itemsOf(current, section);
-    const after = itemsOf(desired, section);
-    const changes: ConfigChange[] = [];
-    for (const key of [...new Set([...before.keys(), ...after.keys()])].sort(compareText)) {
-      const from = before.get(key);
-      const to = after.get(key);
-      if (to && !from) changes.push({ section, ref: to.ref, action: 'add', fields: allFields(to.fields, 'to') });
-      else if (to && from) {
-        const fields = fieldChanges(from.fields, to.fields);
-        if (fields.length > 0) changes.push({ section, ref: to.ref, action: 'change', fields });
-      } else if (from) {
-        if (section === 'subgraphs') diff.leftAlone.push({ section, ref: from.ref, why: 'never-pruned' });
-        else if (options.prune) changes.push({ section, ref: from.ref, action: 'remove', fields: allFields(from.fields, 'from') });
-        else diff.leftAlone.push({ section, ref: from.ref, why: 'not-named' });
-      }
-    }
-    diff.problems.push(...problemsOf(changes, before, after));
-    diff.changes.push(...changes);
-  }
+export function diffConfig(current: ConfigDocument, desired: ConfigDocument, options: DiffOptions): ConfigDiff {
+  const managed = (options.sections ?? SECTIONS).filter((section) => sectionValue(desired, section.name) !== undefined);
+  const diff: ConfigDiff = { changes: [], leftAlone: [], problems: [], sections: managed.map((section) => section.name) };
+  for (const section of managed) diffSection(diff, section, current, desired, options.prune);
   return diff;
 }
 
@@ -174,13 +121,6 @@ export function countChanges(changes: readonly ConfigChange[]): ChangeCounts {
   };
 }
 
-const NOUNS: Record<ConfigSection, string> = {
-  subgraphs: 'subgraph',
-  policies: 'policy',
-  permissions: 'permission',
-  cacheRules: 'cache rule',
-  trustedDocuments: 'trusted document',
-};
 const SIGNS: Record<ChangeAction, string> = { add: '+', change: '~', remove: '-' };
 
 /** A value as the diff shows it: numbers and booleans as they are, text and lists as JSON. */
@@ -189,66 +129,72 @@ function shown(value: unknown): string {
   return typeof value === 'number' || typeof value === 'boolean' ? String(value) : JSON.stringify(value);
 }
 
+function sectionNamed(sections: SectionList, name: string): ConfigSectionDescriptor {
+  const section = sections.find((s) => s.name === name);
+  if (!section) throw new Error(`no configuration section is called ${JSON.stringify(name)}`);
+  return section;
+}
+
+const describeIn = (section: ConfigSectionDescriptor, ref: readonly string[]) => section.describe?.(ref) ?? `${section.noun} ${ref.join(' ')}`;
+
 /** `policy ProductPage`, `permission Review.body: scope:reviews:read`. */
-export function describeItem(section: ConfigSection, ref: readonly string[]): string {
-  return section === 'permissions' ? `${NOUNS[section]} ${ref[0]}: ${ref[1]}` : `${NOUNS[section]} ${ref.join(' ')}`;
+export function describeItem(section: string, ref: readonly string[], sections: SectionList = SECTIONS): string {
+  return describeIn(sectionNamed(sections, section), ref);
 }
 
-/** Up to `max` ids, then how many more. */
-function someIds(ids: readonly string[], max = 5): string {
-  return ids.length <= max ? ids.join(', ') : `${ids.slice(0, max).join(', ')} and ${ids.length - max} more`;
-}
-
-/** Trusted documents to remove, one line per manifest (a manifest may hold thousands). */
-function documentLines(changes: readonly ConfigChange[]): string[] {
-  const byManifest = new Map<string, string[]>();
-  for (const change of changes) {
-    const client = change.fields.find((f) => f.field === 'client')?.from as string;
-    const version = change.fields.find((f) => f.field === 'version')?.from as string;
-    const manifest = manifestName(client, version);
-    byManifest.set(manifest, [...(byManifest.get(manifest) ?? []), change.ref[0]]);
-  }
-  return [...byManifest].map(([manifest, ids]) => `- trusted documents of ${manifest}: ${ids.length} (${someIds(ids)})`);
-}
-
-/** One line per change (more for a changed item: one per field), as `config apply` shows them and the audit row keeps them. */
-export function changeLines(changes: readonly ConfigChange[]): string[] {
-  const lines: string[] = [];
-  for (const change of changes.filter((c) => c.section !== 'trustedDocuments')) {
-    const head = `${SIGNS[change.action]} ${describeItem(change.section, change.ref)}`;
-    if (change.action === 'change') {
-      lines.push(head, ...change.fields.map(({ field, from, to }) => `    ${field}: ${shown(from)} → ${shown(to)}`));
-    } else {
+/** The lines of one change, unless its section says otherwise: added and removed items on one line, changed ones field by field. */
+function defaultChangeLines(section: ConfigSectionDescriptor, change: ConfigChange): string[] {
+  const head = `${SIGNS[change.action]} ${describeIn(section, change.ref)}`;
+  switch (change.action) {
+    case 'change':
+      return [head, ...change.fields.map(({ field, from, to }) => `    ${field}: ${shown(from)} → ${shown(to)}`)];
+    case 'add':
+    case 'remove': {
       const side = change.action === 'add' ? 'to' : 'from';
       const fields = change.fields.map((f) => `${f.field}: ${shown(f[side])}`).join(', ');
-      lines.push(fields ? `${head}  (${fields})` : head);
+      return [fields ? `${head}  (${fields})` : head];
     }
+    default:
+      return assertNever(change.action, 'change action');
   }
-  return [...lines, ...documentLines(changes.filter((c) => c.section === 'trustedDocuments'))];
 }
 
-/** What apply leaves as it is, one line per reason, items grouped by section (trusted documents counted per manifest). */
-function leftAloneLines(leftAlone: readonly LeftAlone[]): string[] {
-  const describe = (items: readonly LeftAlone[]) => {
-    const documents = items.filter((i) => i.section === 'trustedDocuments');
-    const others = items.filter((i) => i.section !== 'trustedDocuments').map((i) => describeItem(i.section, i.ref));
-    return [...others, ...(documents.length > 0 ? [`${documents.length} trusted document${documents.length === 1 ? '' : 's'}`] : [])].join('; ');
-  };
+/** One line per change (more for a changed item: one per field), section by section, as `config apply` shows them and the audit row keeps them. */
+export function changeLines(changes: readonly ConfigChange[], sections: SectionList = SECTIONS): string[] {
+  return sections.flatMap((section) => {
+    const own = changes.filter((change) => change.section === section.name);
+    if (own.length === 0) return [];
+    return section.changeLines ? section.changeLines(own) : own.flatMap((change) => defaultChangeLines(section, change));
+  });
+}
+
+/** What apply leaves as it is, one line per reason, items grouped by section (as each section summarises them: trusted documents are counted). */
+function leftAloneLines(leftAlone: readonly LeftAlone[], sections: SectionList): string[] {
+  const summary = (items: readonly LeftAlone[]) =>
+    sections
+      .flatMap((section) => {
+        const refs = items.filter((item) => item.section === section.name).map((item) => item.ref);
+        if (refs.length === 0) return [];
+        return section.leftAloneSummary ? section.leftAloneSummary(refs) : refs.map((ref) => describeIn(section, ref));
+      })
+      .join('; ');
   const lines: string[] = [];
-  const notNamed = leftAlone.filter((i) => i.why === 'not-named');
-  const neverPruned = leftAlone.filter((i) => i.why === 'never-pruned');
-  if (notNamed.length > 0) lines.push(`left alone, not in the file (--prune removes them): ${describe(notNamed)}`);
-  if (neverPruned.length > 0) lines.push(`left alone, not in the file (subgraphs are removed by switchyard subgraph remove): ${describe(neverPruned)}`);
+  const notNamed = leftAlone.filter((item) => item.why === 'not-named');
+  if (notNamed.length > 0) lines.push(`left alone, not in the file (--prune removes them): ${summary(notNamed)}`);
+  for (const section of sections) {
+    const neverPruned = leftAlone.filter((item) => item.why === 'never-pruned' && item.section === section.name);
+    if (neverPruned.length > 0) lines.push(`left alone, not in the file (${section.neverPruned}): ${summary(neverPruned)}`);
+  }
   return lines;
 }
 
 /** The whole difference as `config apply` prints it: changes, what is left alone, sections not managed, counts. */
-export function formatDiff(diff: ConfigDiff): string {
+export function formatDiff(diff: ConfigDiff, sections: SectionList = SECTIONS): string {
   const { added, changed, removed } = countChanges(diff.changes);
-  const unmanaged = CONFIG_SECTIONS.filter((section) => !diff.sections.includes(section));
+  const unmanaged = sections.filter((section) => !diff.sections.includes(section.name)).map((section) => section.name);
   return [
-    ...changeLines(diff.changes),
-    ...leftAloneLines(diff.leftAlone),
+    ...changeLines(diff.changes, sections),
+    ...leftAloneLines(diff.leftAlone, sections),
     ...(unmanaged.length > 0 ? [`not in the file, so not managed by it: ${unmanaged.join(', ')}`] : []),
     diff.changes.length === 0 ? 'no changes' : `${added} to add, ${changed} to change, ${removed} to remove`,
   ].join('\n');

@@ -1,13 +1,12 @@
 // Configuration as code: the registry's live configuration read as one document (`config export`), and a document applied in one transaction (`config apply`).
 import { writeAuditNote } from './audit-store.js';
-import { listCacheRules, removeCacheRule, setCacheRule } from './cache-store.js';
-import { changeLines, countChanges, diffConfig, type ChangeCounts, type ConfigChange, type ConfigDiff } from './config-diff.js';
-import { compareText, CONFIG_FORMAT_VERSION, type ConfigDocument, type ManifestReference } from './config-document.js';
+import { changeLines, countChanges, diffConfig, type ChangeCounts, type ConfigDiff, type DiffOptions } from './config-diff.js';
+import { CONFIG_FORMAT_VERSION, sectionValue, type ConfigDocument } from './config-document.js';
+import type { SectionList } from './config-sections/section.js';
+import { SECTIONS } from './config-sections/sections.js';
+import { subgraphsSection } from './config-sections/subgraphs.js';
 import type { Database, Queryable } from './database.js';
-import { grantPermission, listPermissions, revokePermission } from './permission-store.js';
-import { listPolicies, POLICY_LIMITS, removePolicy, setPolicy, type PolicyLimits } from './policy-store.js';
-import { listSubgraphs, lockRegistryWrites, updateSubgraphRoute } from './subgraph-store.js';
-import { removeTrustedDocuments } from './trusted-documents.js';
+import { lockRegistryWrites } from './subgraph-store.js';
 
 /** What an audit row of an apply is filed under, where a request's operation name goes (`switchyard audit --operation 'config apply'`). */
 export const CONFIG_APPLY_ACTION = 'config apply';
@@ -26,86 +25,27 @@ export class ConfigNotApplicableError extends Error {
   }
 }
 
-const sortedEntries = <T>(entries: Iterable<[string, T]>): Record<string, T> => Object.fromEntries([...entries].sort(([a], [b]) => compareText(a, b)));
-
-/** The trusted documents by manifest, ids only: the table is read without the bodies. */
-async function listManifests(db: Queryable): Promise<ManifestReference[]> {
-  const { rows } = await db.query<{ id: string; client_name: string; client_version: string }>('select id, client_name, client_version from trusted_documents');
-  const byManifest = new Map<string, ManifestReference>();
-  for (const row of rows) {
-    const key = JSON.stringify([row.client_name, row.client_version]);
-    let manifest = byManifest.get(key);
-    if (!manifest) byManifest.set(key, (manifest = { client: row.client_name, version: row.client_version, documents: [] }));
-    manifest.documents.push(row.id);
-  }
-  for (const manifest of byManifest.values()) manifest.documents.sort(compareText);
-  return [...byManifest.values()].sort((a, b) => compareText(a.client, b.client) || compareText(a.version, b.version));
-}
-
 /**
- * The live configuration, every section, in the one order export writes (code-unit order, the same
- * on every database). Times (`updatedAt`) are left out: exporting twice gives the same file.
+ * The live configuration, every section, each read by its descriptor in the one form export writes
+ * (code-unit order, the same on every database). Times (`updatedAt`) are left out: exporting twice
+ * gives the same file.
  */
-export async function readLiveConfig(db: Queryable): Promise<ConfigDocument> {
+export async function readLiveConfig(db: Queryable, sections: SectionList = SECTIONS): Promise<ConfigDocument> {
+  const document: Record<string, unknown> = { version: CONFIG_FORMAT_VERSION };
   // One after the other: inside a transaction `db` is one connection, which runs one query at a time.
-  const subgraphs = await listSubgraphs(db);
-  const policies = await listPolicies(db);
-  const permissions = await listPermissions(db);
-  const cacheRules = await listCacheRules(db);
-  const trustedDocuments = await listManifests(db);
-  const principals = new Map<string, string[]>();
-  for (const { coordinate, principal } of permissions) principals.set(coordinate, [...(principals.get(coordinate) ?? []), principal]);
-  return {
-    version: CONFIG_FORMAT_VERSION,
-    subgraphs: sortedEntries(subgraphs.map(({ name, url, route }) => [name, Object.keys(route).length > 0 ? { url, route } : { url }])),
-    policies: sortedEntries(policies.map(({ operationName, updatedAt: _updatedAt, ...limits }) => [operationName, limits])),
-    permissions: sortedEntries([...principals].map(([coordinate, list]) => [coordinate, list.sort(compareText)])),
-    cacheRules: sortedEntries(cacheRules.map(({ coordinate, updatedAt: _updatedAt, ...rule }) => [coordinate, rule])),
-    trustedDocuments,
-  };
+  for (const section of sections) document[section.name] = await section.export(db);
+  return document as ConfigDocument;
 }
 
-/** Every limit, null where the file sets none: a policy is written whole, so a limit the file leaves out is cleared. */
-function wholePolicy(limits: PolicyLimits): { [K in keyof PolicyLimits]: number | null } {
-  return Object.fromEntries(POLICY_LIMITS.map((key) => [key, limits[key] ?? null])) as { [K in keyof PolicyLimits]: number | null };
-}
-
-/** Writes one change through the store that owns its table (and so through that store's validation). */
-async function writeChange(tx: Queryable, change: ConfigChange, desired: ConfigDocument): Promise<void> {
-  // A permission's ref is [coordinate, principal]; every other item's name is its first part.
-  const [name, principal] = change.ref;
-  const remove = change.action === 'remove';
-  switch (change.section) {
-    case 'subgraphs': {
-      // Only `change` reaches here: an unpublished subgraph is a problem, and subgraphs are never removed.
-      const { url, route } = desired.subgraphs![name];
-      await updateSubgraphRoute(tx, { name, url, route: route ?? {} });
-      return;
-    }
-    case 'policies':
-      await (remove ? removePolicy(tx, name) : setPolicy(tx, name, wholePolicy(desired.policies![name])));
-      return;
-    case 'permissions':
-      await (remove ? revokePermission(tx, principal, name) : grantPermission(tx, principal, name));
-      return;
-    case 'cacheRules': {
-      if (remove) {
-        await removeCacheRule(tx, name);
-        return;
-      }
-      const { maxAgeSeconds, scope, staleSeconds } = desired.cacheRules![name];
-      await setCacheRule(tx, { coordinate: name, maxAgeSeconds, scope: scope ?? null, staleSeconds: staleSeconds ?? null });
-      return;
-    }
-    case 'trustedDocuments':
-      // Removals only (a missing document is a problem); they are written in one statement by applyConfig.
-      return;
+/** Writes each section's changes through its descriptor (and so through the store that owns the table), in the sections' order. */
+async function writeChanges(tx: Queryable, diff: ConfigDiff, desired: ConfigDocument, sections: SectionList): Promise<void> {
+  for (const section of sections) {
+    const changes = diff.changes.filter((change) => change.section === section.name);
+    if (changes.length > 0) await section.apply(tx, changes, sectionValue(desired, section.name));
   }
 }
 
-export interface ApplyOptions {
-  /** Remove what the file does not name, in the sections it holds. */
-  prune: boolean;
+export interface ApplyOptions extends DiffOptions {
   /** Compute and return the difference; change nothing, write no audit row. */
   dryRun: boolean;
   /** Who applies (the audit row's subject). */
@@ -122,7 +62,7 @@ export interface ApplyOutcome {
 }
 
 function auditDetail(diff: ConfigDiff, counts: ChangeCounts, options: ApplyOptions): Record<string, unknown> {
-  const lines = changeLines(diff.changes);
+  const lines = changeLines(diff.changes, options.sections);
   const kept = lines.length > AUDITED_LINES ? [...lines.slice(0, AUDITED_LINES), `... and ${lines.length - AUDITED_LINES} more lines`] : lines;
   return { file: options.source ?? null, prune: options.prune, sections: diff.sections, ...counts, changes: kept };
 }
@@ -132,28 +72,26 @@ function auditDetail(diff: ConfigDiff, counts: ChangeCounts, options: ApplyOptio
  * 1. In one transaction, under the registry write lock (publishes, removals and other applies wait),
  *    read the live configuration and diff the document against it.
  * 2. If the document cannot be applied (problems), throw ConfigNotApplicableError: nothing is written.
- * 3. Write each change through its table's store, then one audit row (`config apply`, the actor, the
+ * 3. Write each section's changes through its descriptor (its table's store), then one audit row (`config apply`, the actor, the
  *    counts and the change lines), and commit. The tables' triggers bump their topics, so every
  *    router reloads them within a second, all changes at once (they commit together).
  * A dry run does steps 1 and 2 without the lock and writes nothing.
  */
 export async function applyConfig(db: Database, desired: ConfigDocument, options: ApplyOptions): Promise<ApplyOutcome> {
+  const sections = options.sections ?? SECTIONS;
   if (options.dryRun) {
-    const diff = diffConfig(await readLiveConfig(db), desired, options);
+    const diff = diffConfig(await readLiveConfig(db, sections), desired, options);
     if (diff.problems.length > 0) throw new ConfigNotApplicableError(diff.problems, diff);
     return { diff, counts: countChanges(diff.changes), applied: false };
   }
   return db.transaction(async (tx) => {
     await lockRegistryWrites(tx);
-    const diff = diffConfig(await readLiveConfig(tx), desired, options);
+    const diff = diffConfig(await readLiveConfig(tx, sections), desired, options);
     if (diff.problems.length > 0) throw new ConfigNotApplicableError(diff.problems, diff);
     const counts = countChanges(diff.changes);
-    for (const change of diff.changes) await writeChange(tx, change, desired);
-    await removeTrustedDocuments(
-      tx,
-      diff.changes.filter((c) => c.section === 'trustedDocuments' && c.action === 'remove').map((c) => c.ref[0]),
-    );
-    const subgraphs = diff.changes.filter((c) => c.section === 'subgraphs').map((c) => c.ref[0]);
+    await writeChanges(tx, diff, desired, sections);
+    // The audit row's subgraphs: those whose address or route changed.
+    const subgraphs = diff.changes.filter((c) => c.section === subgraphsSection.name).map((c) => c.ref[0]);
     await writeAuditNote(tx, { action: CONFIG_APPLY_ACTION, subject: options.actor, codes: [], subgraphs, detail: auditDetail(diff, counts, options) });
     return { diff, counts, applied: diff.changes.length > 0 };
   });

@@ -84,6 +84,19 @@ export async function removeTrustedDocuments(db: Queryable, ids: readonly string
   return rowCount ?? 0;
 }
 
+/** A document as its manifest lists it: its id and who published it, without its body. */
+export interface TrustedDocumentEntry {
+  id: string;
+  clientName: string;
+  clientVersion: string;
+}
+
+/** Every document's id and manifest, without the bodies (`config export` names documents, it never holds them). Unordered. */
+export async function listTrustedDocumentEntries(db: Queryable): Promise<TrustedDocumentEntry[]> {
+  const { rows } = await db.query<{ id: string; client_name: string; client_version: string }>('select id, client_name, client_version from trusted_documents');
+  return rows.map((row) => ({ id: row.id, clientName: row.client_name, clientVersion: row.client_version }));
+}
+
 interface TrustedRow {
   id: string;
   document: string;
