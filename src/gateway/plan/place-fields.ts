@@ -18,7 +18,9 @@ import {
 import type { FieldGroups, Guards, OperationAnalysis } from '../../request/operation-analysis.js';
 import { collectFields, fieldSetFields, subSelections, without } from './collect-fields.js';
 import { planCost } from './batch-fetches.js';
-import { chooseWay, compositeTypeOf, fieldScope, hasLookup, localFieldType, providedFor, subgraphKey, typedPosition, typeResolver, type Coverage, type Scope, type Way } from './entity-paths.js';
+import { chooseWay, type Way } from './entity-paths.js';
+import { compositeTypeOf, fieldScope, hasLookup, localFieldType, providedFor, subgraphKey, typedPosition, typeResolver, coverage, positionType, type Coverage } from './field-sources.js';
+import type { Scope } from './plan-types.js';
 import type { Above, FetchOperation, Frame, Need, NeedFor, PlanStep, PlannedDenial, PlannedField, Position, RepresentationDraft, SelectionTree } from './plan-types.js';
 import { TYPENAME, addField, addLeaf, allOf, anyOf, directivesOf, emptyTree, isCondition, mergeTree } from './selection-tree.js';
 import { PlanUnsatisfiable, PlanUnsupported, type FieldSetTree, type SupergraphModel } from './supergraph-model.js';
@@ -30,9 +32,6 @@ const NO_ROOTS: ReadonlyMap<string, PlanStep> = new Map();
 
 /** The need of what is wanted whenever its objects are (a key that tells an object's type). */
 const ALWAYS: Need = Object.freeze({ included: undefined });
-
-/** How deep below a field its coverage is counted (deeper fields rarely decide between subgraphs). */
-const COVERAGE_DEPTH = 4;
 
 /** One operation's planning: its steps by position, the denials, the client's and the plan's response keys (10). Lives for one buildPlan call. */
 export class Planner {
@@ -401,7 +400,7 @@ export class Planner {
         continue;
       }
       const cost = planCost(trial.steps);
-      costs.push({ graph, sequential: cost.sequential, calls: cost.calls, covered: this.coverage(rootType, nodes[0].name.value, nodes, graph).covered, lookups: trial.steps.length });
+      costs.push({ graph, sequential: cost.sequential, calls: cost.calls, covered: coverage(this, rootType, nodes[0].name.value, nodes, graph).covered, lookups: trial.steps.length });
     }
     if (costs.length === 0) throw failure!;
     return costs;
@@ -412,45 +411,6 @@ export class Planner {
     let step = this.#roots.get(graph);
     if (!step) this.#roots.set(graph, (step = this.newStep(graph, [], undefined)));
     return step;
-  }
-
-  /**
-   * How much of the client's selection below a field `graph` resolves by itself, counted to
-   * COVERAGE_DEPTH: a field counts where the subgraph resolves it (or a field above it
-   * `@provides` it there) and every field above it. Denials and `@skip`/`@include` are not
-   * weighed: this only ranks subgraphs.
-   */
-  coverage(type: GraphQLObjectType | GraphQLInterfaceType, name: string, nodes: readonly FieldNode[], graph: string): Coverage {
-    const returnType = compositeTypeOf(type, name);
-    const counts = { covered: 0, total: 0 };
-    const own = this.model.providesOf(type.name, name, graph);
-    if (returnType) this.countCovered(returnType, subSelections(nodes), graph, own ? this.model.providedSet(own) : undefined, COVERAGE_DEPTH, counts);
-    return counts;
-  }
-
-  countCovered(
-    type: GraphQLCompositeType,
-    selectionSets: readonly (SelectionSetNode | undefined)[],
-    graph: string | undefined,
-    provided: FieldSetTree | undefined,
-    depth: number,
-    counts: { covered: number; total: number },
-  ): void {
-    if (depth === 0) return;
-    for (const possible of isObjectType(type) ? [type] : this.schema.getPossibleTypes(type)) {
-      const typed = providedFor(provided, possible, this.schema);
-      for (const [, nodes] of collectFields(this.schema, this.analysis, possible, selectionSets)) {
-        const name = nodes[0].name.value;
-        if (name === TYPENAME) continue;
-        counts.total++;
-        const here = graph !== undefined && (typed?.has(name) === true || (this.model.canResolve(possible.name, name, graph, this.labels) && !this.model.requiresOf(possible.name, name, graph)));
-        if (here) counts.covered++;
-        const returnType = compositeTypeOf(possible, name);
-        if (!returnType) continue;
-        const own = here ? this.model.providesOf(possible.name, name, graph!) : undefined;
-        this.countCovered(returnType, subSelections(nodes), here ? graph : undefined, typed?.get(name) ?? (own ? this.model.providedSet(own) : undefined), depth - 1, counts);
-      }
-    }
   }
 
   newStep(graph: string, path: readonly string[], entityType: string | undefined): PlanStep {
@@ -659,18 +619,18 @@ export class Planner {
         const childProvided = provided?.get(name) ?? (own ? this.model.providedSet(own) : undefined);
         const childScope = fieldScope(this, type, name, graph, scope, provided);
         const above: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives, included };
-        this.planSelections(this.positionType(type, name, graph, returnType, planned), subSelections(nodes), below(where, planned, above, { provided: childProvided, scope: childScope }), touched);
+        this.planSelections(positionType(this, type, name, graph, returnType, planned), subSelections(nodes), below(where, planned, above, { provided: childProvided, scope: childScope }), touched);
       }
     }
     for (const [key, nodes] of remote) {
       const name = nodes[0].name.value;
       const coverages = new Map<string, Coverage>();
-      const coverage = (g: string): Coverage => {
+      const coverageIn = (g: string): Coverage => {
         let known = coverages.get(g);
-        if (!known) coverages.set(g, (known = this.coverage(type, name, nodes, g)));
+        if (!known) coverages.set(g, (known = coverage(this, type, name, nodes, g)));
         return known;
       };
-      const way = chooseWay(this, frame, name, coverage);
+      const way = chooseWay(this, frame, name, coverageIn);
       if (way.tradeOff) this.tradeOffs++;
       this.follow(way, frame, { type, key, nodes }, touched, need);
     }
@@ -753,7 +713,7 @@ export class Planner {
       const own = this.model.providesOf(way.lookupType ?? type.name, name, way.graph);
       const childScope = fieldScope(this, type, name, way.graph, frame.scope, undefined);
       const above: Above = { frame, key: responseKey, name, arguments: node.arguments ?? [], directives, included };
-      this.planSelections(this.positionType(type, name, way.graph, returnType, planned), subSelections(nodes), below(where, planned, above, { provided: own ? this.model.providedSet(own) : undefined, scope: childScope }), touched);
+      this.planSelections(positionType(this, type, name, way.graph, returnType, planned), subSelections(nodes), below(where, planned, above, { provided: own ? this.model.providedSet(own) : undefined, scope: childScope }), touched);
     }
     return { at: frame.at, key: responseKey };
   }
@@ -786,22 +746,6 @@ export class Planner {
     return this.frame(below.type, position({ graph: frame.graph, step: frame.step, at, path: below.path, provided, scope, above: { ...link, frame } }));
   }
 
-  /**
-   * The type a subgraph returns at a field: a shareable field may be an object type in one
-   * subgraph (Book) where the supergraph has its abstract type (Media). Then only that type's
-   * fragments apply, and `__typename` is fetched for the projection to resolve the abstract type.
-   */
-  positionType(type: GraphQLObjectType | GraphQLInterfaceType, fieldName: string, graph: string, returnType: GraphQLCompositeType, planned: PlannedField): GraphQLCompositeType {
-    if (!isAbstractType(returnType)) return returnType;
-    const local = this.model.subgraphSchema(graph).getType(type.name);
-    const localField = local && (isObjectType(local) || isInterfaceType(local)) ? local.getFields()[fieldName] : undefined;
-    const localName = localField ? getNamedType(localField.type).name : returnType.name;
-    if (localName === returnType.name) return returnType;
-    const narrowed = this.schema.getType(localName);
-    if (!narrowed || !isCompositeType(narrowed)) return returnType;
-    addLeaf(planned.selection!, TYPENAME);
-    return narrowed;
-  }
 }
 
 /** A path of objects in the answer: the response keys to it. */
