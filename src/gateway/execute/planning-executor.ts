@@ -18,7 +18,7 @@ import { withSectionCache } from '../plan/cached-fetch.js';
 import { eventAnswer, subgraphFetch, type FetchAnswer, type FetchFn } from '../plan/subgraph-fetch.js';
 import type { CallBudget } from '../../request/call-budget.js';
 import { createPlanMemo, type PlanOutcome } from '../plan/plan-memo.js';
-import { createAnswerShaper, type ShapeAnswer } from './shape-answer.js';
+import { createAnswerShaper, type ProjectionMismatch, type ProjectionMode, type ShapeAnswer } from './shape-answer.js';
 
 export type { PlanOutcome } from '../plan/plan-memo.js';
 
@@ -56,9 +56,9 @@ export interface PlanningExecutorOptions {
    * `graphql-js` (`execute` over resolvers that read the tree: the reference), or `verify` (both;
    * the answer is graphql-js's, and every difference is told to `onProjectionMismatch`).
    */
-  projection?: 'compiled' | 'graphql-js' | 'verify';
+  projection?: ProjectionMode;
   /** A compiled projection answered otherwise than graphql-js (`verify` only): a bug. */
-  onProjectionMismatch?: (operationName: string | undefined, difference: string) => void;
+  onProjectionMismatch?: ProjectionMismatch;
   /** The deferred parts' budget when the request's state has none (use-deadline off), in ms. Default DEFAULT_DEFER_DEADLINE_MS. */
   deferDeadlineMs?: number;
   /** The section cache (decision 010): parts it holds fresh are not fetched. Absent: every part is fetched. */

@@ -58,12 +58,19 @@ export class FieldPlacer implements Placement {
   readonly keys: ResponseKeys;
   readonly conditions: FieldConditions;
   readonly steps: PlanSteps;
+  /** 9. The client's fields the decision denies, for the runner to answer FORBIDDEN at their paths. */
   readonly denials: PlannedDenial[] = [];
   /** How many ways were chosen for fewer steps one after another over fewer requests (see buildPlan). */
   tradeOffs = 0;
 
   constructor(readonly facts: PlacingFacts) {
-    ({ model: this.model, schema: this.schema, analysis: this.analysis, labels: this.labels, denied: this.denied, stageBudget: this.stageBudget, rootLookups: this.rootLookups } = facts);
+    this.model = facts.model;
+    this.schema = facts.schema;
+    this.analysis = facts.analysis;
+    this.labels = facts.labels;
+    this.denied = facts.denied;
+    this.stageBudget = facts.stageBudget;
+    this.rootLookups = facts.rootLookups;
     this.keys = new ResponseKeys(this.model, this.schema, this.analysis);
     this.conditions = new FieldConditions(this.analysis);
     this.steps = new PlanSteps(this.model, this.schema, this.keys);

@@ -1,4 +1,4 @@
-// One operation's placing of fields as its parts see it (place-fields.ts makes it): what it reads, the records it keeps, each its own class, and the two entry points of the recursion.
+// One operation's placing of fields as the files of rules 2 to 12 of build-plan.ts see it (place-fields.ts makes it): what it reads, the records it keeps, each its own class, and the two entry points of the recursion.
 import type { FieldNode, GraphQLCompositeType, GraphQLInterfaceType, GraphQLObjectType, SelectionSetNode } from 'graphql';
 import type { FieldGroups, OperationAnalysis } from '../../request/operation-analysis.js';
 import type { WayContext } from './entity-paths.js';

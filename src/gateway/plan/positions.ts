@@ -1,4 +1,4 @@
-// Where fields are planned (plan-types.ts Position): frozen positions and the moves between them, into a step, a fragment, a field's value, a need.
+// Where fields are planned (plan-types.ts Position), for every rule of build-plan.ts that places one (2 to 12), none of its own: frozen positions and the moves between them, into a step, a fragment, a field's value, a need.
 import type { Above, Need, PlanStep, PlannedField, Position, Scope, SelectionTree } from './plan-types.js';
 import type { FieldSetTree } from './supergraph-model.js';
 
