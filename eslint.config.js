@@ -52,6 +52,21 @@ export default tseslint.config(
       ],
     },
   })),
+  // Inside the gateway (issue 36): the planning executor drives planning and delivery, and delivery reads plans, so
+  // imports flow execute/ → deliver/ → plan/, never back (the typescript-eslint rule, so the layer rule above still holds).
+  ...[
+    ['src/gateway/plan/**/*.ts', ['deliver', 'execute']],
+    ['src/gateway/deliver/**/*.ts', ['execute']],
+  ].map(([files, forbidden]) => ({
+    files: [files],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: forbidden.flatMap((folder) => [`../${folder}/*`, `**/gateway/${folder}/**`]), message: 'inside the gateway imports flow execute/ → deliver/ → plan/ (issue 36): the executor drives both, delivery reads plans' }] },
+      ],
+    },
+  })),
   {
     // The request state (decision 011) sits just above config: the types of the values it carries live in it or below (decision 025).
     files: ['src/request/**/*.ts'],

@@ -14,7 +14,7 @@ import type { RouteMetadata } from '../registry/route.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import type { Logger } from '../telemetry/logger.js';
 import { buildGatewaySchema, type SubgraphEndpoint } from './gateway-schema.js';
-import { createPlanningExecutor, type PlanningExecutor, type PlanningExecutorOptions } from './plan/planning-executor.js';
+import { createPlanningExecutor, type PlanningExecutor, type PlanningExecutorOptions } from './execute/planning-executor.js';
 import type { CacheRuleBook } from '../cache/cache-hints.js';
 import { Supergraph } from './supergraph/supergraph.js';
 import type { GraphHolder, ServedGraph } from './served-graph.js';

@@ -3,7 +3,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { RouteMetadata } from '../registry/route.js';
 import type { SubgraphEndpoint } from './gateway-schema.js';
 import type { QueryPlan } from './plan/plan-types.js';
-import type { PlanningExecutor } from './plan/planning-executor.js';
+import type { PlanningExecutor } from './execute/planning-executor.js';
 import type { Supergraph } from './supergraph/supergraph.js';
 
 export interface ServedGraph {
@@ -11,7 +11,7 @@ export interface ServedGraph {
   /** The supergraph, parsed once: its SDL, and every fact the plugins read from it (decision 014). */
   readonly supergraph: Supergraph;
   readonly subgraphs: readonly SubgraphEndpoint[];
-  /** Plans and runs every query and mutation (decision 007; absent when query plans are off): see plan/planning-executor.ts. */
+  /** Plans and runs every query and mutation (decision 007; absent when query plans are off): see execute/planning-executor.ts. */
   readonly planner?: PlanningExecutor;
   /** Route metadata per subgraph name (empty for a supergraph file). */
   readonly routes: ReadonlyMap<string, RouteMetadata>;

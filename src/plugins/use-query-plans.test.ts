@@ -1,7 +1,7 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
 import { GraphHolder } from '../gateway/served-graph.js';
-import type { PlanningExecutor } from '../gateway/plan/planning-executor.js';
+import type { PlanningExecutor } from '../gateway/execute/planning-executor.js';
 import { Supergraph } from '../gateway/supergraph/supergraph.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { PolicyBook } from '../registry/policy-store.js';

@@ -4,7 +4,7 @@ import { buildSubgraphSchema } from '@apollo/subgraph';
 import type { ExecutionRequest, Executor } from '@graphql-tools/utils';
 import { composeSupergraph } from '../../src/gateway/compose.js';
 import { buildGatewaySchema } from '../../src/gateway/gateway-schema.js';
-import { createPlanningExecutor, type PlanningExecutor } from '../../src/gateway/plan/planning-executor.js';
+import { createPlanningExecutor, type PlanningExecutor } from '../../src/gateway/execute/planning-executor.js';
 
 export interface InProcessSubgraph {
   name: string;

@@ -6,7 +6,7 @@ import { composeSupergraph } from '../compose.js';
 import { buildGatewaySchema } from '../gateway-schema.js';
 import { Supergraph } from '../supergraph/supergraph.js';
 import { buildPlan, type QueryPlan } from './build-plan.js';
-import { createPlanningExecutor } from './planning-executor.js';
+import { createPlanningExecutor } from '../execute/planning-executor.js';
 import { PlanUnsatisfiable, PlanUnsupported } from './supergraph-model.js';
 
 const WORKLOAD = new URL('../../../bench/workloads/federation-benchmark/', import.meta.url);

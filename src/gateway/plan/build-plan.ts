@@ -5,7 +5,8 @@ import { batchFetches } from './batch-fetches.js';
 import { validateDocuments } from './emit-documents.js';
 import type { Fetch, FetchOperation, QueryPlan } from './plan-types.js';
 import { lastStage } from './stages.js';
-import { Planner } from './place-fields.js';
+import { FieldPlacer } from './place-fields.js';
+import { planRoot } from './plan-roots.js';
 import { PlanUnsupported, type SupergraphModel } from './supergraph-model.js';
 
 export type { Fetch, FetchOperation, FetchStep, PlannedDenial, PlannedField, QueryPlan, SelectionTree } from './plan-types.js';
@@ -18,12 +19,22 @@ const NONE: ReadonlySet<string> = new Set();
  * not model (the reason says what); the caller then executes the operation by stitching. `@defer`
  * is planned as the same fetches without it (gateway/deliver/ splits the answer), `@stream`
  * answered whole. A subscription is planned as a query whose one root field is the event (13).
- * The numbers below are referred to in the code: placing fields (1 to 4, 8 to 13) is in
- * place-fields.ts (1 in planRoot and rootChoices, 8 in planInterfaceObject, 10 in responseKey and entityStep, 11 in
- * includedOf and settleNeeds, 12 in follow, 13 in planRoot and checkSubscriptionRoot, its plan's root fetch in withSubscription
- * here), with the choice of the way to a field (its subgraph, level and key) in
- * entity-paths.ts (chooseWay); ordering and batching (6) in batch-fetches.ts; documents (5) and
- * their validation (7) in emit-documents.ts (conditions, 5 and 11, in sentConditions). Decision 019 tells why ways are chosen as they are.
+ * The numbers below are referred to in the code. Placing fields (1 to 4, 8 to 13) is in parts,
+ * each file's first line naming the rules it holds:
+ * - roots (1, 13): plan-roots.ts (planRoot, rootChoices, checkSubscriptionRoot; a subscription
+ *   plan's root fetch in withSubscription here);
+ * - fields in their parent's step (2) and denials (9): place-fields.ts (FieldPlacer:
+ *   planSelections, planObjectFields, deny);
+ * - ways (3, 4, 12): the way to a field (its subgraph, level and key) chosen in entity-paths.ts
+ *   (chooseWay) among the options way-options.ts finds, from what each subgraph can resolve and
+ *   be given (field-sources.ts), and followed in follow-way.ts (follow: the key and required
+ *   fields, the way down, the look-up);
+ * - needs and keys (3, 4, 10): the response keys and representations in response-keys.ts
+ *   (responseKey, representationAt), the steps that carry them in plan-steps.ts (entityStep);
+ * - interface objects (8): interface-objects.ts (planInterfaceObject);
+ * - conditions (11): field-conditions.ts (includedOf, settleNeeds).
+ * Ordering and batching (6) are in batch-fetches.ts; documents (5) and their validation (7) in
+ * emit-documents.ts (conditions, 5 and 11, in sentConditions). Decision 019 tells why ways are chosen as they are.
  *
  * 1. Root fields are grouped by the subgraph that resolves them. A root field several subgraphs
  *    resolve is planned alone in each (its ways to what that subgraph leaves included, 12) and
@@ -64,7 +75,7 @@ const NONE: ReadonlySet<string> = new Set();
  * 6. Entity steps of one subgraph that wait for the same steps share one request.
  * 7. Every document is validated against its subgraph's own schema (read from the join
  *    directives) before the plan is used: PlanInvalid, never a request the subgraph must reject.
- * 8. `@interfaceObject`: see planInterfaceObject.
+ * 8. `@interfaceObject`: see planInterfaceObject (interface-objects.ts).
  * 9. A plan is made per authorization decision too: a field the caller may not read is left out
  *    of every subgraph document and answered FORBIDDEN at its path, nullability deciding what
  *    else falls; keys and required fields the plan itself needs are still fetched.
@@ -155,18 +166,19 @@ interface PlanRequest {
 
 function planOnce(request: PlanRequest, stageBudget: number | undefined): { plan: QueryPlan; tradeOffs: number } {
   const { model, schema, analysis, operation, operationDirectives, labels, denied } = request;
-  const planner = new Planner(model, schema, analysis, labels, denied, stageBudget);
   const kind = operation.operation as FetchOperation;
+  // 12, 13. Root fields are fetched again from another subgraph in a query only.
+  const placer = new FieldPlacer({ model, schema, analysis, labels, denied, stageBudget, rootLookups: kind === 'query' });
   const rootType = schema.getRootType(operation.operation);
   if (!rootType) throw new PlanUnsupported(`no ${kind} type`);
-  planner.planRoot(rootType, operation.selectionSet, kind);
-  planner.settleNeeds();
+  planRoot(placer, rootType, operation.selectionSet, kind);
+  placer.conditions.settleNeeds();
   const definitions = new Map(analysis.variableDefinitions.map((d) => [d.variable.name.value, d]));
-  const fetches = batchFetches(planner.steps, definitions, planner.rootOperations, operationDirectives);
+  const fetches = batchFetches(placer.steps.all, definitions, placer.steps.rootOperations, operationDirectives);
   // 7. The safety net: a document its subgraph must reject is never sent.
   validateDocuments(model, fetches);
-  const plan: QueryPlan = { fetches, denied: planner.denials, variableDefaults: analysis.variableDefaults };
-  return { plan: kind === 'subscription' ? withSubscription(plan) : plan, tradeOffs: planner.tradeOffs };
+  const plan: QueryPlan = { fetches, denied: placer.denials, variableDefaults: analysis.variableDefaults };
+  return { plan: kind === 'subscription' ? withSubscription(plan) : plan, tradeOffs: placer.tradeOffs };
 }
 
 /**

@@ -23,7 +23,7 @@ export interface PlannedField {
    * of them passes. Absent: always wanted. A look-up none of whose fields is wanted is not made,
    * and the subgraph document sends the field under exactly these conditions (5), so it is never
    * sent without the look-ups that feed it. Fields the plan needs for another field carry that
-   * field's, widened once every field is placed (Planner.settleNeeds).
+   * field's, widened once every field is placed (FieldConditions.settleNeeds).
    */
   readonly included?: readonly Guards[];
   /** Present for fields of object, interface or union type. */
@@ -218,10 +218,11 @@ export interface Position {
 
 /**
  * What the plan needs for itself (a look-up's key, required fields), planned beside the client's
- * fields with three differences (place-fields.ts): no denial removes it (9), it goes under a
- * response key of its own when the client's is taken (10), and it is wanted when what it is for
- * is (11): `included` while the plan is made (absent: always), widened once every field is placed
- * to every request that makes the look-up or sends the field named by `for` (Planner.settleNeeds).
+ * fields with three differences: no denial removes it (9, place-fields.ts), it goes under a
+ * response key of its own when the client's is taken (10, response-keys.ts), and it is wanted
+ * when what it is for is (11): `included` while the plan is made (absent: always), widened once
+ * every field is placed to every request that makes the look-up or sends the field named by
+ * `for` (FieldConditions.settleNeeds).
  * Meeting a need may take a look-up of its own (a hop for a key): that look-up's key is a need
  * for it, while the fields the look-up gives keep the outer need.
  */

@@ -2,7 +2,7 @@ import { parse, print, printSchema, printType, type GraphQLObjectType, type Grap
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../compose.js';
 import { buildGatewaySchema } from '../gateway-schema.js';
-import { createPlanningExecutor, type PlanOutcome } from './planning-executor.js';
+import { createPlanningExecutor, type PlanOutcome } from '../execute/planning-executor.js';
 import { extractSubgraphSchemas } from './subgraph-schemas.js';
 
 const fed = (imports: string) => `extend schema @link(url: "https://specs.apollo.dev/federation/v2.7", import: [${imports}])`;

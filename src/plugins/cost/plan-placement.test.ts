@@ -3,7 +3,7 @@ import { parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { composeSupergraph } from '../../gateway/compose.js';
 import { buildGatewaySchema } from '../../gateway/gateway-schema.js';
-import { createPlanningExecutor } from '../../gateway/plan/planning-executor.js';
+import { createPlanningExecutor } from '../../gateway/execute/planning-executor.js';
 import { Supergraph } from '../../gateway/supergraph/supergraph.js';
 import { estimateCost } from './estimate-cost.js';
 import { PlanPlacement } from './plan-placement.js';
