@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerOptions, ty
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import type { Config } from '../config/schema.js';
+import { waitWithin } from '../errors/wait-within.js';
 import { openDatabase } from '../registry/open-database.js';
 import type { Database } from '../registry/database.js';
 import { migrate } from '../registry/migrate.js';
@@ -231,10 +232,7 @@ const SUBSCRIPTION_FLUSH_MS = 2_000;
  * WebSocket closes with 1012 (service restart): clients reconnect, to another router.
  */
 async function endSubscriptions(subscriptions: OpenSubscriptions, websockets: RunningWebSockets): Promise<void> {
-  const flushed = subscriptions.shutdown();
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBSCRIPTION_FLUSH_MS)))]);
-  clearTimeout(timer);
+  await waitWithin(subscriptions.shutdown(), SUBSCRIPTION_FLUSH_MS);
   // Every last `error` message is written already (the transports write ends as they happen): the close frame follows it.
   websockets.closeAll(1012, 'service restart');
   await websockets.close();

@@ -1,6 +1,7 @@
 // The audit writer: records one row per request off the request path, buffering in memory, spilling to disk during an outage and replaying afterwards.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { waitWithin } from '../errors/wait-within.js';
 import { RingBuffer } from './audit-buffer.js';
 import { isReplayable, toLine, toRow, type AuditEntry, type StoredRow } from './audit-row.js';
 import { SpillFolder, type SpillSegment } from './audit-spill.js';
@@ -207,28 +208,21 @@ class AuditLog {
     if (this.#kickTimer) clearImmediate(this.#kickTimer);
     this.#flushTimer = this.#probeTimer = this.#kickTimer = undefined;
     const { closeTimeoutMs } = this.#settings;
-    const drained = this.#drain();
-    let deadline: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => {
-      deadline = setTimeout(resolve, closeTimeoutMs, 'expired');
-    });
     try {
-      if ((await Promise.race([drained, expired])) === 'expired') {
+      if ((await waitWithin(this.#drain(), closeTimeoutMs)) === 'expired') {
         // The database hangs: the rest (an unsettled batch included, 4) goes to disk for the next process.
         if (this.#buffer.length > 0 && !this.#spillOldest(this.#buffer.length)) throw this.#unsaved();
         this.#report(new Error(`audit log: the database did not answer within ${closeTimeoutMs} ms while closing; the rest is in ${this.#spill.dir}`));
       }
     } finally {
-      clearTimeout(deadline);
       this.#lifecycle = 'closed';
     }
   }
 
-  async #drain(): Promise<'drained'> {
+  async #drain(): Promise<void> {
     await this.flush();
     // An in-flight replay batch or probe finishes; nothing starts again once closing.
     while (this.#pumping || this.#probing) await (this.#pumping ?? this.#probing);
-    return 'drained';
   }
 
   #unsaved(): Error {

@@ -1,5 +1,6 @@
 // The operation registry (tables `operations`, `operation_counts`): a recorder that batches what routers execute off the request path, and the queries behind `switchyard operations list` and `subgraph check`.
 import { configDefaults } from '../config/schema.js';
+import { waitWithin } from '../errors/wait-within.js';
 import type { Database, Queryable } from './database.js';
 
 /** One execution, as the router saw it. The document is already normalised and hashed (the plugin does it once per document). */
@@ -352,16 +353,9 @@ export function createOperationRecorder(options: OperationRecorderOptions): Oper
     closed = true;
     clearTimeout(timer);
     timer = undefined;
-    let deadline: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => {
-      deadline = setTimeout(resolve, closeTimeoutMs, 'expired');
-    });
-    try {
-      const outcome = await Promise.race([flush().then(() => 'written' as const, () => 'failed' as const), expired]);
-      if (outcome !== 'written' && pending.size > 0) report(new Error(`operation registry: ${pending.size} operation counts could not be written at shutdown`));
-    } finally {
-      clearTimeout(deadline);
-    }
+    // A failed last write was reported by `flush`; either way what is still pending is lost with the process.
+    const outcome = await waitWithin(flush(), closeTimeoutMs).catch(() => 'failed' as const);
+    if (outcome !== 'done' && pending.size > 0) report(new Error(`operation registry: ${pending.size} operation counts could not be written at shutdown`));
   }
 
   return { record, flush, close, stats: () => ({ recorded, pending: pending.size, dropped, unrecorded }) };
