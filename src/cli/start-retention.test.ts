@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
 import type { Database } from '../registry/database.js';
 import { listAuditPartitions } from '../registry/audit-partitions.js';
-import { createOperationRecorder } from '../registry/operation-log.js';
+import { createOperationRecorder } from '../registry/operation-recorder.js';
 import { createLogger } from '../telemetry/logger.js';
 import { RETENTION_EVERY_MS, startRetention } from './start-retention.js';
 

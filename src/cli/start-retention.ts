@@ -2,7 +2,7 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../registry/database.js';
 import { maintainAuditPartitions } from '../registry/audit-partitions.js';
-import { pruneOperations } from '../registry/operation-log.js';
+import { pruneOperations } from '../registry/operation-retention.js';
 import type { Logger } from '../telemetry/logger.js';
 
 /**

@@ -28,7 +28,8 @@ import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-
 import { forbiddenField } from '../security/forbidden-field.js';
 import { createAuditWriter, type AuditWriter } from '../registry/audit-writer.js';
 import { defaultSpillDir } from '../registry/audit-writer-options.js';
-import { createOperationRecorder, topOperationsByClient, type OperationRecorder } from '../registry/operation-log.js';
+import { createOperationRecorder, type OperationRecorder } from '../registry/operation-recorder.js';
+import { topOperationsByClient } from '../registry/operation-log.js';
 import { listTrustedDocuments, TrustedDocumentBook } from '../registry/trusted-documents.js';
 import { listPermissions, PermissionBook } from '../registry/permission-store.js';
 import { createAuthenticator, type Authenticator } from '../security/authentication/authenticate.js';
