@@ -1,6 +1,4 @@
 // Starts a router process's services: database, change feed, graph source, HTTP server; and stops them in order.
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import type { Config } from '../config/schema.js';
 import { waitWithin } from '../errors/wait-within.js';
@@ -21,9 +19,7 @@ import { OpenSubscriptions, type OpenSubscriptionsOptions } from '../subscriptio
 import { serveWebSockets, type RunningWebSockets } from '../subscriptions/websocket-server.js';
 import { httpSubscriptionStreams, serveHttpSubscriptions } from '../subscriptions/http-subscriptions.js';
 import { createOperationQueues } from '../plugins/use-operation-queue.js';
-import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
-import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
-import { newFailFastRedisClient } from '../cache/redis-client.js';
+import { memoryBuckets } from '../plugins/rate-limit/token-buckets.js';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
 import { forbiddenField } from '../security/forbidden-field.js';
 import { createAuditWriter, type AuditWriter } from '../registry/audit-writer.js';
@@ -45,6 +41,8 @@ import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
 import type { OpeningDocument } from '../graphiql/opening-tab.js';
 import type { GraphQLSchema } from 'graphql';
 import { ResourceStack } from './resource-stack.js';
+import { listen, serveDraining } from './serve-draining.js';
+import { connectRateLimitBuckets } from './connect-rate-limit-buckets.js';
 
 export interface StartRouterOptions {
   config: Config;
@@ -79,16 +77,6 @@ export interface RunningRouter {
    * in the reverse of the order they were opened. A release that fails is logged and the rest still run.
    */
   close(): Promise<void>;
-}
-
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
 }
 
 export async function startRouter(options: StartRouterOptions): Promise<RunningRouter> {
@@ -333,98 +321,6 @@ function graphSourceDeps(setup: GraphSourceSetup) {
 
 /** The ops page's view of the operation registry: the 10 busiest clients of the last day, 5 operations each. */
 const topOperationsOf = (db: Database) => () => topOperationsByClient(db, { since: new Date(Date.now() - 24 * 60 * 60 * 1000), clients: 10, perClient: 5 });
-
-/** The HTTP server, whose release (pushed last, so run first) stops accepting and lets requests in flight finish. */
-function serveDraining(router: Router, streamed: (request: IncomingMessage, response: ServerResponse) => boolean, config: Config, resources: ResourceStack): Server {
-  // Subscriptions over SSE and multipart are taken in front of the router's own listener (http-subscriptions.ts).
-  const server = createServer(connectionTimeouts(config), (request, response) => {
-    if (!streamed(request, response)) void router(request, response);
-  });
-  // Keep-alive sockets of clients must not hold shutdown hostage. server.close() only closes the idle
-  // ones: a socket busy at that moment would serve a client that keeps asking (a dashboard polling
-  // /metrics every second) for ever, so while draining every answer also closes its connection.
-  let draining = false;
-  let answering = 0;
-  const answered = () => answering--;
-  server.prependListener('request', function closeConnectionWhenDraining(_request, response) {
-    answering++;
-    response.once('close', answered);
-    if (draining) response.setHeader('connection', 'close');
-  });
-  resources.push(function drain() {
-    draining = true;
-    return new Promise<void>((resolve) => {
-      // Draining waits for answers in flight, not for connections: one whose answer was sent goes idle
-      // and would wait out the keep-alive timeout (65 s by default, above a load balancer's); one still
-      // sending a request's headers or a body nobody reads would wait out the request timeout. Swept
-      // until the server is closed: idle ones at once, and all of them once no answer is in flight.
-      const sweep = setInterval(() => (answering === 0 ? server.closeAllConnections() : server.closeIdleConnections()), 100);
-      server.close(() => {
-        clearInterval(sweep);
-        resolve();
-      });
-      server.closeIdleConnections();
-    });
-  }, 'http server could not be closed');
-  return server;
-}
-
-/**
- * Node's timeouts of the router's connections (docs/operations.md has the load-balancer values to match):
- * 1. `keepAliveTimeout`: an idle connection closes this long after its last answer.
- * 2. `headersTimeout`, `requestTimeout`: a client still sending a request's headers, or its whole
- *    request, after this long gets 408 and its connection is closed (slow loris); so does a new
- *    connection that sends nothing. On a reused connection the clock starts at the next request's
- *    first byte, not at the last answer. Both bound receiving the request only; an answer, however
- *    long it streams, is never cut by them (measured on Node 20).
- * 3. Node checks those two on a timer, `connectionsCheckingInterval` (default 30 s), so a slow client
- *    is cut between its timeout and the next check. A quarter of the headers timeout (at most Node's
- *    30 s, at least 50 ms) cuts it within 1.25 times its timeout, also with the small values tests
- *    use, for a walk over the open connections a few times a minute.
- */
-function connectionTimeouts(config: Pick<Config, 'keepAliveTimeoutMs' | 'headersTimeoutMs' | 'requestTimeoutMs'>): ServerOptions {
-  return {
-    keepAliveTimeout: config.keepAliveTimeoutMs,
-    headersTimeout: config.headersTimeoutMs,
-    requestTimeout: config.requestTimeoutMs,
-    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
-  };
-}
-
-/** How long a rate-limit draw may wait for Redis before the router decides with its own buckets, in ms. */
-const REDIS_COMMAND_TIMEOUT_MS = 250;
-/** How long start-up waits for Redis to answer; the router starts anyway (on its own buckets) if it does not. */
-const REDIS_CONNECT_WAIT_MS = 2_000;
-
-/**
- * Rate-limit buckets in Redis, shared by every router. Commands fail at once while disconnected (no
- * offline queue) and after REDIS_COMMAND_TIMEOUT_MS, so a Redis outage costs a request at most that
- * long; the client keeps reconnecting in the background. Draws during an outage come from this
- * process's buckets, counted in switchyard_rate_limit_fallbacks_total; the outage is logged once.
- */
-async function connectRateLimitBuckets(url: string, metrics: RouterMetrics, logger: Logger): Promise<TokenBuckets> {
-  // Connection errors are reported by the buckets (once per outage).
-  const redis = newFailFastRedisClient(url, { commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS, connectTimeoutMs: REDIS_CONNECT_WAIT_MS });
-  const ready = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => done(false), REDIS_CONNECT_WAIT_MS);
-    const onReady = () => done(true);
-    const done = (value: boolean) => {
-      clearTimeout(timer);
-      redis.off('ready', onReady);
-      resolve(value);
-    };
-    redis.once('ready', onReady);
-  });
-  if (!ready) logger.warn('rate limit: Redis does not answer; limits are per router instance until it does');
-  return redisBuckets({
-    redis,
-    fallback: memoryBuckets(),
-    startsDown: !ready,
-    onFallback: () => metrics.rateLimitFallbacks.inc(),
-    onOutage: (error) => logger.warn({ err: error }, 'rate limit: Redis does not answer; limits are per router instance until it does'),
-    onRecovery: () => logger.info('rate limit: Redis answers again; buckets are shared by every router'),
-  });
-}
 
 /** Per-subgraph tokens: exchanged at an RFC 8693 endpoint when configured, else minted with the router's keys; cached either way. */
 function subgraphTokenSource(config: Config, keyRing: KeyRing): CachedTokenSource {
