@@ -5,12 +5,12 @@ import { waitWithin } from '../errors/wait-within.js';
 import { openDatabase } from '../registry/open-database.js';
 import type { Database } from '../registry/database.js';
 import { migrate } from '../registry/migrate.js';
-import { watchChanges } from '../registry/change-feed.js';
+import { isRegistryTopic, watchChanges, type RegistryTopic } from '../registry/change-feed.js';
 import { DEFAULT_COST_LIMIT, listPolicies, PolicyBook } from '../registry/policy-store.js';
 import type { RouteMetadata } from '../registry/route.js';
 import { resolveRoute, SubgraphHealthBook } from '../resilience/subgraph-health.js';
 import { createSubgraphExecutor } from '../gateway/subgraph-executor.js';
-import { createFileGraphSource, createRegistryGraphSource } from '../gateway/graph-sources.js';
+import { createFileGraphSource, createRegistryGraphSource, type RegistryGraphSource } from '../gateway/graph-sources.js';
 import type { SubgraphEndpoint } from '../gateway/gateway-schema.js';
 import { GraphHolder } from '../gateway/served-graph.js';
 import { createRouter, type Router } from '../router.js';
@@ -18,7 +18,7 @@ import { UpstreamHub } from '../subscriptions/upstream-hub.js';
 import { OpenSubscriptions, type OpenSubscriptionsOptions } from '../subscriptions/open-subscriptions.js';
 import { serveWebSockets, type RunningWebSockets } from '../subscriptions/websocket-server.js';
 import { httpSubscriptionStreams, serveHttpSubscriptions } from '../subscriptions/http-subscriptions.js';
-import { createOperationQueues } from '../plugins/use-operation-queue.js';
+import { createOperationQueues, type OperationQueues } from '../plugins/use-operation-queue.js';
 import { memoryBuckets } from '../plugins/rate-limit/token-buckets.js';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
 import { forbiddenField } from '../security/forbidden-field.js';
@@ -120,20 +120,14 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
   if (sectionCache) resources.push(() => sectionCache.close(), 'section cache could not be closed');
   const sourceDeps = graphSourceDeps({ config, graph, metrics, logger, tracing, dispatcher, keyRing, sectionCache });
   if (database) {
-    const trustedDocuments = store?.trustedDocuments;
     const registry = createRegistryGraphSource({ db: database, warmOperations: config.warmOperations, ...sourceDeps });
+    const handlers = topicHandlers({ database, registry, permissions, keyRing, trustedDocuments: store?.trustedDocuments, policies, queues, sectionCache });
     // One feed for every live table: each topic reloads its own in-memory copy.
     const feed = await watchChanges(
       database,
       async function onRegistryChange(topic) {
-        if (topic === 'subgraphs') await registry.reload();
-        else if (topic === 'permissions') permissions.replace(await listPermissions(database));
-        else if (topic === 'signing_keys') await keyRing.reload(database);
-        else if (topic === 'trusted_documents') trustedDocuments?.replace(await listTrustedDocuments(database));
-        else if (topic === 'policies') {
-          policies.replace(await listPolicies(database));
-          queues.pumpAll();
-        } else await sectionCache?.onRegistryChange(topic);
+        // A topic this router does not know (a newer router's migration) has nothing to reload here.
+        if (isRegistryTopic(topic)) await handlers[topic]();
       },
       { pollMs: config.registryPollMs, onError: (error) => logger.warn({ err: error }, 'registry change check failed') },
     );
@@ -177,6 +171,39 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
   const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}/graphql`;
   logger.info({ url, source: config.supergraphFile ?? 'registry' }, 'router listening');
   return { url, port: address.port, graph, metrics, policies, permissions, keyRing, router, database, subscriptions, upstreams: hub, websockets, close: () => resources.close() };
+}
+
+/** What a registry topic reloads when its version moves: one handler per topic, so a topic added without one fails the typecheck. */
+type TopicHandlers = { readonly [topic in RegistryTopic]: () => Promise<unknown> };
+
+interface TopicReloads {
+  readonly database: Database;
+  readonly registry: RegistryGraphSource;
+  readonly permissions: PermissionBook;
+  readonly keyRing: KeyRing;
+  readonly trustedDocuments: TrustedDocumentBook | undefined;
+  readonly policies: PolicyBook;
+  readonly queues: OperationQueues;
+  readonly sectionCache: RouterSectionCacheHandle | undefined;
+}
+
+/** The in-memory copy each topic of the change feed reloads. */
+function topicHandlers(reloads: TopicReloads): TopicHandlers {
+  const { database, registry, permissions, keyRing, trustedDocuments, policies, queues, sectionCache } = reloads;
+  return {
+    subgraphs: () => registry.reload(),
+    permissions: async () => permissions.replace(await listPermissions(database)),
+    signing_keys: () => keyRing.reload(database),
+    trusted_documents: async () => trustedDocuments?.replace(await listTrustedDocuments(database)),
+    policies: async () => {
+      policies.replace(await listPolicies(database));
+      // Waiters are admitted at once when a capacity was raised.
+      queues.pumpAll();
+    },
+    // The section cache's rules and purges, when it is on (without it, nothing to reload).
+    cache_rules: async () => sectionCache?.onRegistryChange('cache_rules'),
+    cache_purges: async () => sectionCache?.onRegistryChange('cache_purges'),
+  };
 }
 
 /** Subscriptions (docs/subscriptions.md, decision 031): upstream shares per subgraph, client streams, their limits and ends. */
