@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { loadConfig } from '../config/load-config.js';
-import { CSRF_HEADERS, HARDENING_DEFAULTS, useHardening, type HardeningOptions } from './use-hardening.js';
+import { HARDENING_DEFAULTS, useHardening, type HardeningOptions } from './use-hardening.js';
 
 const typeDefs = /* GraphQL */ `
   enum Colour { RED GREEN }
@@ -168,7 +168,7 @@ describe('useHardening', () => {
       expect(s.calls()).toBe(0);
     });
 
-    it.each(CSRF_HEADERS)('accepts a GET carrying %s', async (header) => {
+    it.each(['x-graphql-yoga-csrf', 'graphql-require-preflight', 'apollo-require-preflight'])('accepts a GET carrying %s', async (header) => {
       const response = await server().fetch(`http://localhost${get}`, { headers: { accept: 'application/graphql-response+json', [header]: '1' } });
       expect(response.status).toBe(200);
     });
