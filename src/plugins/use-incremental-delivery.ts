@@ -3,7 +3,7 @@ import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { maskedErrors } from '../errors/mask-errors.js';
 import type { ExecutionResult, GraphQLError } from 'graphql';
-import { admits, EVENT_STREAM, MULTIPART_MIXED, parseAccept, type MediaRange } from '../request/media-type.js';
+import { incrementalFormatOf } from '../request/media-type.js';
 import { requestStateOf, type IncrementalFormat } from '../request/request-state.js';
 
 /** The media-type parameter naming each format, as clients send it and as the response's Content-Type repeats it. */
@@ -11,28 +11,6 @@ const FORMAT_PARAMETER: Readonly<Record<IncrementalFormat, string>> = {
   'defer-20220824': 'deferSpec=20220824',
   'incremental-v0.2': 'incrementalSpec=v0.2',
 };
-
-/**
- * The incremental format a client reads, or undefined when it reads none (it then gets one answer,
- * as if `@defer` were absent: never an error). Follows which result processor yoga will write a
- * stream with (`negotiate` in media-type.ts tells why it is yoga's rule): `multipart/mixed` when the
- * client names it, else `text/event-stream`. Only an entry naming the type counts, not a wildcard:
- * a client sending `*\/*` (curl, a plain `fetch`) expects one JSON answer (GraphQL over HTTP).
- * Within the chosen type, `incrementalSpec=v0.2` on an entry asks for graphql-js 17's format;
- * anything else (`deferSpec=20220824`, or no parameter: GraphiQL's fetcher) gets Apollo's.
- */
-export function incrementalFormatOf(accept: string | null | undefined): IncrementalFormat | undefined {
-  const ranges = parseAccept(accept).filter((range) => (range.params.get('charset') ?? 'utf-8') === 'utf-8' && range.type !== '*' && range.subtype !== '*');
-  for (const type of [MULTIPART_MIXED, EVENT_STREAM]) {
-    const naming = ranges.filter((range) => admits(range, type));
-    if (naming.length > 0) return naming.some(asksV02) ? 'incremental-v0.2' : 'defer-20220824';
-  }
-  return undefined;
-}
-
-function asksV02(range: MediaRange): boolean {
-  return range.params.get('incrementalspec') === 'v0.2';
-}
 
 export interface IncrementalDeliveryOptions {
   /** Told each error masked in a later payload (yoga logs those it masks itself). */

@@ -1,6 +1,6 @@
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { APPLICATION_JSON, EVENT_STREAM, GRAPHQL_RESPONSE_JSON, mediaType, MULTIPART_MIXED, negotiate, parseAccept, refusalMediaType, resultMediaType } from './media-type.js';
+import { APPLICATION_JSON, EVENT_STREAM, GRAPHQL_RESPONSE_JSON, incrementalFormatOf, mediaType, MULTIPART_MIXED, negotiate, parseAccept, refusalMediaType, resultMediaType } from './media-type.js';
 
 /** Accept headers clients send, and the awkward ones: order, wildcards, weights, charsets, parameters, case. */
 const ACCEPT_HEADERS = [
@@ -66,5 +66,23 @@ describe('content negotiation (one rule for results, refusals and streams)', () 
     expect(negotiate('text/event-stream', streams)).toBe(EVENT_STREAM);
     expect(negotiate('application/json', streams)).toBeUndefined();
     expect(() => mediaType('application/*')).toThrow(/not a media type/);
+  });
+});
+
+describe('the incremental format a client reads', () => {
+  it.each([
+    ['multipart/mixed;deferSpec=20220824,application/json', 'defer-20220824'],
+    ['multipart/mixed', 'defer-20220824'],
+    ['application/json, multipart/mixed; incrementalSpec=v0.2', 'incremental-v0.2'],
+    ['text/event-stream', 'defer-20220824'],
+    ['text/event-stream;incrementalSpec=v0.2', 'incremental-v0.2'],
+    // Multipart wins over an event stream, as yoga writes a stream in it.
+    ['text/event-stream;incrementalSpec=v0.2, multipart/mixed', 'defer-20220824'],
+  ])('%s reads %s', (accept, format) => {
+    expect(incrementalFormatOf(accept)).toBe(format);
+  });
+
+  it.each([['application/json'], ['application/graphql-response+json'], ['*/*'], [''], [null], ['multipart/*'], ['multipart/mixed;charset=latin1']])('%s reads none: one answer', (accept) => {
+    expect(incrementalFormatOf(accept)).toBeUndefined();
   });
 });

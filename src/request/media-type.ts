@@ -1,4 +1,5 @@
 // Content negotiation on the Accept header: the one rule by which results, refusals and (next) streams choose their media type.
+import type { IncrementalFormat } from './request-state.js';
 
 const NO_PARAMS: ReadonlyMap<string, string> = new Map();
 
@@ -127,4 +128,26 @@ export function resultMediaType(accept: string | null | undefined): MediaType | 
  */
 export function refusalMediaType(accept: string | null | undefined): MediaType {
   return negotiate(accept, [JSON_MEDIA_TYPES]) ?? APPLICATION_JSON;
+}
+
+/**
+ * The incremental format a client reads, or undefined when it reads none (it then gets one answer,
+ * as if `@defer` were absent: never an error). Follows which result processor yoga will write a
+ * stream with (`negotiate` above tells why it is yoga's rule): `multipart/mixed` when the
+ * client names it, else `text/event-stream`. Only an entry naming the type counts, not a wildcard:
+ * a client sending `*\/*` (curl, a plain `fetch`) expects one JSON answer (GraphQL over HTTP).
+ * Within the chosen type, `incrementalSpec=v0.2` on an entry asks for graphql-js 17's format;
+ * anything else (`deferSpec=20220824`, or no parameter: GraphiQL's fetcher) gets Apollo's.
+ */
+export function incrementalFormatOf(accept: string | null | undefined): IncrementalFormat | undefined {
+  const ranges = parseAccept(accept).filter((range) => (range.params.get('charset') ?? 'utf-8') === 'utf-8' && range.type !== '*' && range.subtype !== '*');
+  for (const type of [MULTIPART_MIXED, EVENT_STREAM]) {
+    const naming = ranges.filter((range) => admits(range, type));
+    if (naming.length > 0) return naming.some(asksV02) ? 'incremental-v0.2' : 'defer-20220824';
+  }
+  return undefined;
+}
+
+function asksV02(range: MediaRange): boolean {
+  return range.params.get('incrementalspec') === 'v0.2';
 }
