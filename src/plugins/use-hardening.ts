@@ -32,7 +32,7 @@ export interface HardeningOptions {
 const CSRF_HEADERS: readonly string[] = ['x-graphql-yoga-csrf', 'graphql-require-preflight', 'apollo-require-preflight'];
 
 /** The defaults: the config schema's, so a router and a test building the plugins alone agree. */
-export const HARDENING_DEFAULTS: Readonly<Required<HardeningOptions>> = Object.freeze({
+const HARDENING_DEFAULTS: Readonly<Required<HardeningOptions>> = Object.freeze({
   production: false,
   maxBodyBytes: configSchema.shape.maxBodyBytes.parse(undefined),
   maxDepth: configSchema.shape.maxDepth.parse(undefined),
