@@ -9,7 +9,7 @@ import type { CachedSection } from './cached-section.js';
  */
 const ENTRY_OVERHEAD_BYTES = 64;
 
-export function entryBytes(key: string, section: CachedSection): number {
+function entryBytes(key: string, section: CachedSection): number {
   let bytes = ENTRY_OVERHEAD_BYTES + key.length + section.json.length;
   for (const tag of section.tags ?? []) bytes += tag.length;
   return bytes;

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { decodeSection, encodeSection, RedisTimeoutError } from './redis-sections.js';
+import { RedisTimeoutError } from './redis-sections.js';
 import { createSectionStore, type CachedSection, type SectionStore, type SectionStoreOptions } from './section-store.js';
 
 const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -47,25 +47,6 @@ afterEach(async () => {
 afterAll(async () => {
   for await (const keys of raw.scanStream({ match: `${BASE_PREFIX}*`, count: 100 })) if ((keys as string[]).length > 0) await raw.del(...(keys as string[]));
   raw.disconnect();
-});
-
-describe('Redis value format', () => {
-  it('round-trips a section without encoding its JSON text twice', () => {
-    const value = section('{"name":"Chair","note":"line\\nbreak"}');
-    const encoded = encodeSection(value);
-    expect(encoded.split('\n')[1]).toBe(value.json);
-    expect(decodeSection(encoded)).toEqual(value);
-  });
-
-  it('reads values of the format that carried purge tags (a router of the previous version wrote them), without the tags', () => {
-    expect(decodeSection('[1,5,60000,30000,4,["s:products"]]\n{"upc":"1"}')).toEqual({ json: '{"upc":"1"}', fetchedAt: 5, maxAgeMs: 60_000, staleMs: 30_000, purgeSeq: 4 });
-  });
-
-  it('refuses what it did not write', () => {
-    for (const bad of ['garbage', '[2,2]\n{}', 'not json\n{}', '[3,1,1,1,1]\n{}', '[2,1,1,1,1,[]]\n{}', '[1,1,1,1,1]\n{}', '[2,1,1,1,"x"]\n{}', '[2,1,1,1,1]\n']) {
-      expect(() => decodeSection(bad), bad).toThrow(/cached section in Redis/);
-    }
-  });
 });
 
 describe('section store shared through Redis (TEST_REDIS_URL, default redis://127.0.0.1:6379)', () => {

@@ -1,7 +1,9 @@
 // The section store in memory alone: an LRU bounded in bytes, entries dropped past maxAge + stale.
 import { describe, expect, it, vi } from 'vitest';
-import { entryBytes } from './memory-sections.js';
 import { createSectionStore, type CachedSection } from './section-store.js';
+
+/** What the store counts for an entry: 64 bytes of overhead, its key, its JSON and its tags. */
+const entryBytes = (key: string, value: CachedSection) => 64 + key.length + value.json.length + (value.tags ?? []).reduce((sum, tag) => sum + tag.length, 0);
 
 function section(json: string, overrides: Partial<CachedSection> = {}): CachedSection {
   return { json, fetchedAt: 1_000, maxAgeMs: 100, staleMs: 50, tags: ['s:products'], purgeSeq: 0, ...overrides };

@@ -1,6 +1,9 @@
 // Purge tags: the same entity gives the same tag however its key was written.
 import { describe, expect, it } from 'vitest';
-import { canonicalKey, entityTag, subgraphTag, typeTag } from './tags.js';
+import { entityTag, subgraphTag, typeTag } from './tags.js';
+
+/** The canonical key an entity tag carries. */
+const canonicalKey = (key: Record<string, unknown>) => entityTag('T', key).slice('e:T:'.length);
 
 describe('purge tags', () => {
   it('name a subgraph and a type', () => {

@@ -30,6 +30,6 @@ export function withinSubgraph(subgraphTagText: string, tag: string): string {
  * (`canonicalEntityKey` in src/registry/cache-store.ts: keys sorted, scalars as strings, `__typename`
  * left out), so a purge stored there and a tag made here from a representation name the same entity.
  */
-export function canonicalKey(key: unknown): string {
+function canonicalKey(key: unknown): string {
   return canonicalKeyText(key);
 }

@@ -64,7 +64,7 @@ function formatRules(rules: CacheRuleRecord[]): string {
  * names nothing, `--key` without `--type`, `--all` with anything else, or a `--key` that is not JSON.
  * Whether the key is a JSON object is the store's check.
  */
-export function purgeFromFlags(flags: { type?: string; key?: string; subgraph?: string; all?: boolean }): PurgeInput {
+function purgeFromFlags(flags: { type?: string; key?: string; subgraph?: string; all?: boolean }): PurgeInput {
   if (flags.all) {
     if (flags.type !== undefined || flags.key !== undefined || flags.subgraph !== undefined) {
       throw new CliError('--all purges everything: give it alone, without --type, --key or --subgraph', BAD_INPUT);

@@ -2,7 +2,7 @@
 import type { Config } from '../config/schema.js';
 import type { Database } from '../registry/database.js';
 import { maintainAuditPartitions } from '../registry/audit-partitions.js';
-import { pruneOperations } from '../registry/operation-log.js';
+import { pruneOperations } from '../registry/operation-retention.js';
 import type { Logger } from '../telemetry/logger.js';
 
 /**
@@ -10,7 +10,7 @@ import type { Logger } from '../telemetry/logger.js';
  * change under a lock the others skip, and the registry's deletes are idempotent. Hourly keeps the
  * days made ahead three days ahead of need, and drops a day within the hour it passes retention.
  */
-export const RETENTION_EVERY_MS = 60 * 60_000;
+const RETENTION_EVERY_MS = 60 * 60_000;
 
 export interface RetentionSetup {
   database: Database;

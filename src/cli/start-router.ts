@@ -1,17 +1,16 @@
 // Starts a router process's services: database, change feed, graph source, HTTP server; and stops them in order.
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import type { Config } from '../config/schema.js';
+import { waitWithin } from '../errors/wait-within.js';
 import { openDatabase } from '../registry/open-database.js';
 import type { Database } from '../registry/database.js';
 import { migrate } from '../registry/migrate.js';
-import { watchChanges } from '../registry/change-feed.js';
+import { isRegistryTopic, watchChanges, type RegistryTopic } from '../registry/change-feed.js';
 import { DEFAULT_COST_LIMIT, listPolicies, PolicyBook } from '../registry/policy-store.js';
 import type { RouteMetadata } from '../registry/route.js';
 import { resolveRoute, SubgraphHealthBook } from '../resilience/subgraph-health.js';
 import { createSubgraphExecutor } from '../gateway/subgraph-executor.js';
-import { createFileGraphSource, createRegistryGraphSource } from '../gateway/graph-sources.js';
+import { createFileGraphSource, createRegistryGraphSource, type RegistryGraphSource } from '../gateway/graph-sources.js';
 import type { SubgraphEndpoint } from '../gateway/gateway-schema.js';
 import { GraphHolder } from '../gateway/served-graph.js';
 import { createRouter, type Router } from '../router.js';
@@ -20,15 +19,14 @@ import { OpenSubscriptions, type OpenSubscriptionsOptions } from '../subscriptio
 import { serveWebSockets, type RunningWebSockets } from '../subscriptions/websocket-server.js';
 import { HttpStreams } from '../streaming/http-stream.js';
 import { httpSubscriptionStreams, serveHttpSubscriptions } from '../subscriptions/http-subscriptions.js';
-import { createOperationQueues } from '../plugins/use-operation-queue.js';
-import { memoryBuckets, type TokenBuckets } from '../plugins/rate-limit/token-buckets.js';
-import { redisBuckets } from '../plugins/rate-limit/redis-buckets.js';
-import { newFailFastRedisClient } from '../cache/redis-client.js';
+import { createOperationQueues, type OperationQueues } from '../plugins/use-operation-queue.js';
+import { memoryBuckets } from '../plugins/rate-limit/token-buckets.js';
 import { databaseTicketStore, memoryTicketStore } from '../plugins/queue/ticket-store.js';
 import { forbiddenField } from '../security/forbidden-field.js';
 import { createAuditWriter, type AuditWriter } from '../registry/audit-writer.js';
 import { defaultSpillDir } from '../registry/audit-writer-options.js';
-import { createOperationRecorder, topOperationsByClient, type OperationRecorder } from '../registry/operation-log.js';
+import { createOperationRecorder, type OperationRecorder } from '../registry/operation-recorder.js';
+import { topOperationsByClient } from '../registry/operation-log.js';
 import { listTrustedDocuments, TrustedDocumentBook } from '../registry/trusted-documents.js';
 import { listPermissions, PermissionBook } from '../registry/permission-store.js';
 import { createAuthenticator, type Authenticator } from '../security/authentication/authenticate.js';
@@ -44,6 +42,8 @@ import { createMetrics, type RouterMetrics } from '../telemetry/metrics.js';
 import type { OpeningDocument } from '../graphiql/opening-tab.js';
 import type { GraphQLSchema } from 'graphql';
 import { ResourceStack } from './resource-stack.js';
+import { listen, serveDraining } from './serve-draining.js';
+import { connectRateLimitBuckets } from './connect-rate-limit-buckets.js';
 
 export interface StartRouterOptions {
   config: Config;
@@ -78,16 +78,6 @@ export interface RunningRouter {
    * in the reverse of the order they were opened. A release that fails is logged and the rest still run.
    */
   close(): Promise<void>;
-}
-
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
 }
 
 export async function startRouter(options: StartRouterOptions): Promise<RunningRouter> {
@@ -131,20 +121,14 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
   if (sectionCache) resources.push(() => sectionCache.close(), 'section cache could not be closed');
   const sourceDeps = graphSourceDeps({ config, graph, metrics, logger, tracing, dispatcher, keyRing, sectionCache });
   if (database) {
-    const trustedDocuments = store?.trustedDocuments;
     const registry = createRegistryGraphSource({ db: database, warmOperations: config.warmOperations, ...sourceDeps });
+    const handlers = topicHandlers({ database, registry, permissions, keyRing, trustedDocuments: store?.trustedDocuments, policies, queues, sectionCache });
     // One feed for every live table: each topic reloads its own in-memory copy.
     const feed = await watchChanges(
       database,
       async function onRegistryChange(topic) {
-        if (topic === 'subgraphs') await registry.reload();
-        else if (topic === 'permissions') permissions.replace(await listPermissions(database));
-        else if (topic === 'signing_keys') await keyRing.reload(database);
-        else if (topic === 'trusted_documents') trustedDocuments?.replace(await listTrustedDocuments(database));
-        else if (topic === 'policies') {
-          policies.replace(await listPolicies(database));
-          queues.pumpAll();
-        } else await sectionCache?.onRegistryChange(topic);
+        // A topic this router does not know (a newer router's migration) has nothing to reload here.
+        if (isRegistryTopic(topic)) await handlers[topic]();
       },
       { pollMs: config.registryPollMs, onError: (error) => logger.warn({ err: error }, 'registry change check failed') },
     );
@@ -190,6 +174,39 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
   return { url, port: address.port, graph, metrics, policies, permissions, keyRing, router, database, subscriptions, upstreams: hub, websockets, close: () => resources.close() };
 }
 
+/** What a registry topic reloads when its version moves: one handler per topic, so a topic added without one fails the typecheck. */
+type TopicHandlers = { readonly [topic in RegistryTopic]: () => Promise<unknown> };
+
+interface TopicReloads {
+  readonly database: Database;
+  readonly registry: RegistryGraphSource;
+  readonly permissions: PermissionBook;
+  readonly keyRing: KeyRing;
+  readonly trustedDocuments: TrustedDocumentBook | undefined;
+  readonly policies: PolicyBook;
+  readonly queues: OperationQueues;
+  readonly sectionCache: RouterSectionCacheHandle | undefined;
+}
+
+/** The in-memory copy each topic of the change feed reloads. */
+function topicHandlers(reloads: TopicReloads): TopicHandlers {
+  const { database, registry, permissions, keyRing, trustedDocuments, policies, queues, sectionCache } = reloads;
+  return {
+    subgraphs: () => registry.reload(),
+    permissions: async () => permissions.replace(await listPermissions(database)),
+    signing_keys: () => keyRing.reload(database),
+    trusted_documents: async () => trustedDocuments?.replace(await listTrustedDocuments(database)),
+    policies: async () => {
+      policies.replace(await listPolicies(database));
+      // Waiters are admitted at once when a capacity was raised.
+      queues.pumpAll();
+    },
+    // The section cache's rules and purges, when it is on (without it, nothing to reload).
+    cache_rules: async () => sectionCache?.onRegistryChange('cache_rules'),
+    cache_purges: async () => sectionCache?.onRegistryChange('cache_purges'),
+  };
+}
+
 /** Subscriptions (docs/subscriptions.md, decision 031): upstream shares per subgraph, client streams, their limits and ends. */
 function openSubscriptions(
   deps: Pick<OpenSubscriptionsOptions, 'graph' | 'metrics' | 'logger' | 'authorizer' | 'permissions' | 'policies'> & { config: Config; metrics: RouterMetrics; tracing: ReturnType<typeof createTracing>; tokens: SubgraphTokenSource | undefined },
@@ -232,10 +249,7 @@ const SUBSCRIPTION_FLUSH_MS = 2_000;
  * WebSocket closes with 1012 (service restart): clients reconnect, to another router.
  */
 async function endSubscriptions(subscriptions: OpenSubscriptions, websockets: RunningWebSockets): Promise<void> {
-  const flushed = subscriptions.shutdown();
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([flushed, new Promise<void>((resolve) => (timer = setTimeout(resolve, SUBSCRIPTION_FLUSH_MS)))]);
-  clearTimeout(timer);
+  await waitWithin(subscriptions.shutdown(), SUBSCRIPTION_FLUSH_MS);
   // Every last `error` message is written already (the transports write ends as they happen): the close frame follows it.
   websockets.closeAll(1012, 'service restart');
   await websockets.close();
@@ -335,98 +349,6 @@ function graphSourceDeps(setup: GraphSourceSetup) {
 
 /** The ops page's view of the operation registry: the 10 busiest clients of the last day, 5 operations each. */
 const topOperationsOf = (db: Database) => () => topOperationsByClient(db, { since: new Date(Date.now() - 24 * 60 * 60 * 1000), clients: 10, perClient: 5 });
-
-/** The HTTP server, whose release (pushed last, so run first) stops accepting and lets requests in flight finish. */
-function serveDraining(router: Router, streamed: (request: IncomingMessage, response: ServerResponse) => boolean, config: Config, resources: ResourceStack): Server {
-  // Subscriptions over SSE and multipart are taken in front of the router's own listener (http-subscriptions.ts).
-  const server = createServer(connectionTimeouts(config), (request, response) => {
-    if (!streamed(request, response)) void router(request, response);
-  });
-  // Keep-alive sockets of clients must not hold shutdown hostage. server.close() only closes the idle
-  // ones: a socket busy at that moment would serve a client that keeps asking (a dashboard polling
-  // /metrics every second) for ever, so while draining every answer also closes its connection.
-  let draining = false;
-  let answering = 0;
-  const answered = () => answering--;
-  server.prependListener('request', function closeConnectionWhenDraining(_request, response) {
-    answering++;
-    response.once('close', answered);
-    if (draining) response.setHeader('connection', 'close');
-  });
-  resources.push(function drain() {
-    draining = true;
-    return new Promise<void>((resolve) => {
-      // Draining waits for answers in flight, not for connections: one whose answer was sent goes idle
-      // and would wait out the keep-alive timeout (65 s by default, above a load balancer's); one still
-      // sending a request's headers or a body nobody reads would wait out the request timeout. Swept
-      // until the server is closed: idle ones at once, and all of them once no answer is in flight.
-      const sweep = setInterval(() => (answering === 0 ? server.closeAllConnections() : server.closeIdleConnections()), 100);
-      server.close(() => {
-        clearInterval(sweep);
-        resolve();
-      });
-      server.closeIdleConnections();
-    });
-  }, 'http server could not be closed');
-  return server;
-}
-
-/**
- * Node's timeouts of the router's connections (docs/operations.md has the load-balancer values to match):
- * 1. `keepAliveTimeout`: an idle connection closes this long after its last answer.
- * 2. `headersTimeout`, `requestTimeout`: a client still sending a request's headers, or its whole
- *    request, after this long gets 408 and its connection is closed (slow loris); so does a new
- *    connection that sends nothing. On a reused connection the clock starts at the next request's
- *    first byte, not at the last answer. Both bound receiving the request only; an answer, however
- *    long it streams, is never cut by them (measured on Node 20).
- * 3. Node checks those two on a timer, `connectionsCheckingInterval` (default 30 s), so a slow client
- *    is cut between its timeout and the next check. A quarter of the headers timeout (at most Node's
- *    30 s, at least 50 ms) cuts it within 1.25 times its timeout, also with the small values tests
- *    use, for a walk over the open connections a few times a minute.
- */
-function connectionTimeouts(config: Pick<Config, 'keepAliveTimeoutMs' | 'headersTimeoutMs' | 'requestTimeoutMs'>): ServerOptions {
-  return {
-    keepAliveTimeout: config.keepAliveTimeoutMs,
-    headersTimeout: config.headersTimeoutMs,
-    requestTimeout: config.requestTimeoutMs,
-    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(config.headersTimeoutMs / 4))),
-  };
-}
-
-/** How long a rate-limit draw may wait for Redis before the router decides with its own buckets, in ms. */
-const REDIS_COMMAND_TIMEOUT_MS = 250;
-/** How long start-up waits for Redis to answer; the router starts anyway (on its own buckets) if it does not. */
-const REDIS_CONNECT_WAIT_MS = 2_000;
-
-/**
- * Rate-limit buckets in Redis, shared by every router. Commands fail at once while disconnected (no
- * offline queue) and after REDIS_COMMAND_TIMEOUT_MS, so a Redis outage costs a request at most that
- * long; the client keeps reconnecting in the background. Draws during an outage come from this
- * process's buckets, counted in switchyard_rate_limit_fallbacks_total; the outage is logged once.
- */
-async function connectRateLimitBuckets(url: string, metrics: RouterMetrics, logger: Logger): Promise<TokenBuckets> {
-  // Connection errors are reported by the buckets (once per outage).
-  const redis = newFailFastRedisClient(url, { commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS, connectTimeoutMs: REDIS_CONNECT_WAIT_MS });
-  const ready = await new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => done(false), REDIS_CONNECT_WAIT_MS);
-    const onReady = () => done(true);
-    const done = (value: boolean) => {
-      clearTimeout(timer);
-      redis.off('ready', onReady);
-      resolve(value);
-    };
-    redis.once('ready', onReady);
-  });
-  if (!ready) logger.warn('rate limit: Redis does not answer; limits are per router instance until it does');
-  return redisBuckets({
-    redis,
-    fallback: memoryBuckets(),
-    startsDown: !ready,
-    onFallback: () => metrics.rateLimitFallbacks.inc(),
-    onOutage: (error) => logger.warn({ err: error }, 'rate limit: Redis does not answer; limits are per router instance until it does'),
-    onRecovery: () => logger.info('rate limit: Redis answers again; buckets are shared by every router'),
-  });
-}
 
 /** Per-subgraph tokens: exchanged at an RFC 8693 endpoint when configured, else minted with the router's keys; cached either way. */
 function subgraphTokenSource(config: Config, keyRing: KeyRing): CachedTokenSource {

@@ -18,7 +18,7 @@ import type { RouterMetrics } from '../telemetry/metrics.js';
  * delete, off the request path. Every router does it (no leader to elect: the delete is idempotent and
  * wakes no router), often enough that a fleet whose routers restart within the hour still trims.
  */
-export const PURGE_TRIM_EVERY_MS = 10 * 60_000;
+const PURGE_TRIM_EVERY_MS = 10 * 60_000;
 
 export interface RouterSectionCacheHandle {
   readonly shared: RouterSectionCache;

@@ -29,10 +29,10 @@ export interface HardeningOptions {
  * Headers that mark a request as one a browser could not send cross-site without a CORS preflight:
  * yoga's own, the vendor-neutral name, and the one Apollo clients send.
  */
-export const CSRF_HEADERS: readonly string[] = ['x-graphql-yoga-csrf', 'graphql-require-preflight', 'apollo-require-preflight'];
+const CSRF_HEADERS: readonly string[] = ['x-graphql-yoga-csrf', 'graphql-require-preflight', 'apollo-require-preflight'];
 
 /** The defaults: the config schema's, so a router and a test building the plugins alone agree. */
-export const HARDENING_DEFAULTS: Readonly<Required<HardeningOptions>> = Object.freeze({
+const HARDENING_DEFAULTS: Readonly<Required<HardeningOptions>> = Object.freeze({
   production: false,
   maxBodyBytes: configSchema.shape.maxBodyBytes.parse(undefined),
   maxDepth: configSchema.shape.maxDepth.parse(undefined),

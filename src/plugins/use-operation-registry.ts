@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { print, type DocumentNode } from 'graphql';
 import type { Plugin, YogaInitialContext } from 'graphql-yoga';
 import { alsoOnSubscribe } from './subscribe-hooks.js';
-import type { OperationRecorder } from '../registry/operation-log.js';
+import type { OperationRecorder } from '../registry/operation-recorder.js';
 import { executingOperation } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
 

@@ -1,10 +1,13 @@
 // The audit writer: records one row per request off the request path, buffering in memory, spilling to disk during an outage and replaying afterwards.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { waitWithin } from '../errors/wait-within.js';
 import { RingBuffer } from './audit-buffer.js';
-import { isReplayable, toLine, toRow, type AuditEntry, type StoredRow } from './audit-row.js';
-import { SpillFolder, type SpillSegment } from './audit-spill.js';
-import { insertAuditRows, pingAuditStore } from './audit-store.js';
+import { SegmentReplay } from './audit-replay.js';
+import { toLine, toRow, type AuditEntry } from './audit-row.js';
+import { SpillFolder } from './audit-spill.js';
+import { insertAuditRows } from './audit-store.js';
+import { OutageProbe } from './audit-probe.js';
 import { resolveOptions, type AuditWriterOptions } from './audit-writer-options.js';
 
 export interface AuditStats {
@@ -103,13 +106,6 @@ interface InFlight {
   spilledEarly: boolean;
 }
 
-/** The spill segment being replayed (2c), its replayable lines, and how many of them are in the table. */
-interface ReplayCursor {
-  readonly segment: SpillSegment;
-  readonly lines: string[];
-  offset: number;
-}
-
 /** The writer's state and transitions; `createAuditWriter` above explains the algorithm, whose step numbers the comments cite. */
 class AuditLog {
   readonly #settings: ReturnType<typeof resolveOptions>;
@@ -117,6 +113,8 @@ class AuditLog {
   readonly #writerId = randomUUID();
   readonly #spill: SpillFolder;
   readonly #buffer: RingBuffer<AuditEntry>;
+  readonly #replay: SegmentReplay;
+  readonly #probe: OutageProbe;
   readonly #counts = { written: 0, spilled: 0, replayed: 0, rejected: 0, dropped: 0 };
   readonly #waiters: { target: number; resolve: () => void; reject: (error: Error) => void }[] = [];
 
@@ -125,16 +123,11 @@ class AuditLog {
   /** Entries with a smaller sequence number are due: the interval passed or `flush` asked for them. */
   #drainTarget = 0;
   #inFlight: InFlight | undefined;
-  #cursor: ReplayCursor | undefined;
-  /** The pump and the probe under way, at most one of each. */
+  /** The pump under way, at most one (and the probe's, at most one, in `#probe`). */
   #pumping: Promise<void> | undefined;
-  #probing: Promise<void> | undefined;
-  /** Armed timers: the interval flush, the next probe, the full-batch kick. All unref'd; `close` clears them. */
+  /** Armed timers: the interval flush, the full-batch kick (and the next probe, in `#probe`). All unref'd; `close` clears them. */
   #flushTimer: NodeJS.Timeout | undefined;
-  #probeTimer: NodeJS.Timeout | undefined;
   #kickTimer: NodeJS.Immediate | undefined;
-  /** Delay of the next probe: doubles after each, back to `probeIntervalMs` once the database takes a batch. */
-  #probeDelay: number;
   /** The last failure to append to the spill folder; cleared by the next success. */
   #spillError: Error | undefined;
   #closed: Promise<void> | undefined;
@@ -144,7 +137,17 @@ class AuditLog {
     this.#onError = options.onError;
     this.#spill = new SpillFolder(this.#settings.spillDir, this.#writerId);
     this.#buffer = new RingBuffer<AuditEntry>(this.#settings.bufferCapacity);
-    this.#probeDelay = this.#settings.probeIntervalMs;
+    this.#probe = new OutageProbe({
+      db: this.#settings.db,
+      intervalMs: this.#settings.probeIntervalMs,
+      maxIntervalMs: this.#settings.probeMaxIntervalMs,
+      isOpen: () => this.#lifecycle === 'open',
+      onAnswer: () => {
+        this.#link = 'healthy';
+        void this.#schedulePump();
+      },
+    });
+    this.#replay = new SegmentReplay({ db: this.#settings.db, spill: this.#spill, batchSize: this.#settings.batchSize, setAside: this.#setAside, report: (error) => this.#report(error) });
   }
 
   /** 5. */
@@ -203,32 +206,25 @@ class AuditLog {
   async #closeWriter(): Promise<void> {
     this.#lifecycle = 'closing';
     clearTimeout(this.#flushTimer);
-    clearTimeout(this.#probeTimer);
+    this.#probe.stop();
     if (this.#kickTimer) clearImmediate(this.#kickTimer);
-    this.#flushTimer = this.#probeTimer = this.#kickTimer = undefined;
+    this.#flushTimer = this.#kickTimer = undefined;
     const { closeTimeoutMs } = this.#settings;
-    const drained = this.#drain();
-    let deadline: NodeJS.Timeout | undefined;
-    const expired = new Promise<'expired'>((resolve) => {
-      deadline = setTimeout(resolve, closeTimeoutMs, 'expired');
-    });
     try {
-      if ((await Promise.race([drained, expired])) === 'expired') {
+      if ((await waitWithin(this.#drain(), closeTimeoutMs)) === 'expired') {
         // The database hangs: the rest (an unsettled batch included, 4) goes to disk for the next process.
         if (this.#buffer.length > 0 && !this.#spillOldest(this.#buffer.length)) throw this.#unsaved();
         this.#report(new Error(`audit log: the database did not answer within ${closeTimeoutMs} ms while closing; the rest is in ${this.#spill.dir}`));
       }
     } finally {
-      clearTimeout(deadline);
       this.#lifecycle = 'closed';
     }
   }
 
-  async #drain(): Promise<'drained'> {
+  async #drain(): Promise<void> {
     await this.flush();
     // An in-flight replay batch or probe finishes; nothing starts again once closing.
-    while (this.#pumping || this.#probing) await (this.#pumping ?? this.#probing);
-    return 'drained';
+    while (this.#pumping || this.#probe.running) await (this.#pumping ?? this.#probe.running);
   }
 
   #unsaved(): Error {
@@ -312,7 +308,7 @@ class AuditLog {
   #enterOutage(error: unknown): void {
     if (this.#link === 'healthy') this.#report(new Error(`audit log: the database did not take a batch; spilling to ${this.#spill.dir} until it answers`, { cause: error }));
     this.#link = 'down';
-    this.#armProbe();
+    this.#probe.arm();
   }
 
   /** 2a. */
@@ -323,7 +319,7 @@ class AuditLog {
     try {
       const rows = entries.map((entry, i) => toRow(entry, this.#writerId, start + i));
       this.#counts.written += await insertAuditRows(this.#settings.db, rows, undefined, this.#setAside);
-      this.#probeDelay = this.#settings.probeIntervalMs;
+      this.#probe.reset();
       if (!batch.spilledEarly) this.#buffer.drop(batch.count);
       this.#settleWaiters();
     } catch (error) {
@@ -338,45 +334,10 @@ class AuditLog {
 
   /** 2c: one batch of the oldest segment, or its deletion once fully replayed. */
   async #replayBatch(): Promise<void> {
-    const cursor = this.#cursor ?? (this.#cursor = await this.#openSegment());
-    if (!cursor) return;
-    const { segment, lines, offset } = cursor;
-    if (offset >= lines.length) {
-      this.#cursor = undefined;
-      try {
-        await this.#spill.remove(segment);
-      } catch (error) {
-        this.#spill.forget(segment);
-        this.#report(new Error(`audit log: cannot delete replayed spill segment ${segment.file}`, { cause: error }));
-      }
-      if (!this.#spill.hasSegments()) this.#probeDelay = this.#settings.probeIntervalMs;
-      return;
-    }
-    const chunk = lines.slice(offset, offset + this.#settings.batchSize);
-    try {
-      // Parsed again here rather than kept from the check in #openSegment: a segment's lines take less memory than their objects.
-      this.#counts.replayed += await insertAuditRows(this.#settings.db, chunk.map((line) => JSON.parse(line) as StoredRow), chunk, this.#setAside);
-      cursor.offset += chunk.length;
-    } catch (error) {
-      this.#enterOutage(error);
-    }
-  }
-
-  /** The oldest segment's replayable lines, the others set aside; undefined if there is none or it cannot be read. */
-  async #openSegment(): Promise<ReplayCursor | undefined> {
-    const segment = this.#spill.head();
-    if (!segment) return undefined;
-    let lines: string[];
-    try {
-      lines = await this.#spill.read(segment);
-    } catch (error) {
-      this.#spill.forget(segment);
-      this.#report(new Error(`audit log: cannot read spill segment ${segment.file}; left for a later process`, { cause: error }));
-      return undefined;
-    }
-    const bad = lines.filter((line) => !isReplayable(line));
-    if (bad.length > 0) this.#setAside(bad, `unreadable line in spill segment ${segment.name}`);
-    return { segment, lines: bad.length > 0 ? lines.filter(isReplayable) : lines, offset: 0 };
+    const step = await this.#replay.step();
+    if (step.kind === 'replayed') this.#counts.replayed += step.rows;
+    else if (step.kind === 'failed') this.#enterOutage(step.error);
+    else if (step.kind === 'removed' && !this.#spill.hasSegments()) this.#probe.reset();
   }
 
   async #runPump(): Promise<void> {
@@ -426,29 +387,5 @@ class AuditLog {
     };
     this.#flushTimer = setTimeout(flushTick, this.#settings.flushIntervalMs);
     this.#flushTimer.unref();
-  }
-
-  /** 3: the next probe, after the current backoff delay. */
-  #armProbe(): void {
-    if (this.#probeTimer || this.#probing || this.#lifecycle !== 'open') return;
-    const delay = this.#probeDelay;
-    this.#probeDelay = Math.min(delay * 2, this.#settings.probeMaxIntervalMs);
-    const probeTick = () => {
-      this.#probeTimer = undefined;
-      this.#probing = this.#probe();
-    };
-    this.#probeTimer = setTimeout(probeTick, delay);
-    this.#probeTimer.unref();
-  }
-
-  async #probe(): Promise<void> {
-    await Promise.resolve(); // as in #runPump: `#probing` is assigned before it is cleared
-    const answered = await pingAuditStore(this.#settings.db); // if not, still down: the next probe waits longer
-    this.#probing = undefined;
-    if (this.#lifecycle !== 'open') return;
-    if (answered) {
-      this.#link = 'healthy';
-      void this.#schedulePump();
-    } else this.#armProbe();
   }
 }

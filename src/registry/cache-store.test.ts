@@ -5,7 +5,6 @@ import type { Database, Queryable } from './database.js';
 import {
   canonicalEntityKey,
   InvalidCacheRuleError,
-  latestPurgeSeq,
   listCacheRules,
   listPurgesSince,
   recordPurge,
@@ -19,6 +18,12 @@ import {
 async function topicVersion(db: Queryable, topic: string): Promise<number> {
   const { rows } = await db.query<{ version: string }>('select version from registry_changes where topic = $1', [topic]);
   return rows.length ? Number(rows[0].version) : -1;
+}
+
+/** The seq of the newest purge stored, 0 when none is. */
+async function latestPurgeSeq(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ seq: string | null }>('select max(seq) as seq from cache_purges');
+  return rows[0].seq === null ? 0 : Number(rows[0].seq);
 }
 
 async function purgeCount(db: Queryable): Promise<number> {

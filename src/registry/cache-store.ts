@@ -307,12 +307,6 @@ export async function listPurgesSince(db: Queryable, seq: number, options: { max
   });
 }
 
-/** The seq of the newest purge still stored, 0 when none is: a router starting with an empty cache begins after it. */
-export async function latestPurgeSeq(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ seq: string | null }>('select max(seq) as seq from cache_purges');
-  return rows[0].seq === null ? 0 : Number(rows[0].seq);
-}
-
 /** Deletes purges older than `olderThanSeconds` (no router needs them); returns how many. */
 export async function trimPurges(db: Queryable, olderThanSeconds: number): Promise<number> {
   seconds('olderThanSeconds', olderThanSeconds);

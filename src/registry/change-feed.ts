@@ -19,6 +19,22 @@ export interface ChangeFeed {
   stop(): Promise<void>;
 }
 
+/**
+ * The topics of `registry_changes`: one per live table, each bumped by a trigger its migration adds
+ * (schema/db/*.sql). A router reloads each one into memory when its version moves. The feed still
+ * passes on any topic it reads, so a router meets the topic of a newer migration without failing.
+ */
+const REGISTRY_TOPICS = ['subgraphs', 'policies', 'signing_keys', 'permissions', 'trusted_documents', 'cache_rules', 'cache_purges'] as const;
+
+export type RegistryTopic = (typeof REGISTRY_TOPICS)[number];
+
+const KNOWN_TOPICS: ReadonlySet<string> = new Set(REGISTRY_TOPICS);
+
+/** Whether this version of the router knows the topic. */
+export function isRegistryTopic(topic: string): topic is RegistryTopic {
+  return KNOWN_TOPICS.has(topic);
+}
+
 export type ChangeHandler = (topic: string, version: number) => Promise<void> | void;
 
 /**

@@ -1,21 +1,7 @@
-// Unit tests of the database layer: parameters inlined for the embedded server, concurrent queries staying apart, a restart of PostgreSQL during a transaction.
+// Unit tests of the database layer: concurrent queries staying apart (parameters inlined on the embedded server), a restart of PostgreSQL during a transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestStore, TEST_DATABASE_URL, type TestStore } from '../../test/helpers/database.js';
-import { inlineParameters, type Database } from './database.js';
-
-describe('inlineParameters', () => {
-  it('inlines values as escaped literals, as pg would send them', () => {
-    expect(inlineParameters('select $1, $2, $3, $4, $10', ["it's", 5, null, true, 'x', 'x', 'x', 'x', 'x', 'ten'])).toBe(
-      "select 'it''s', '5', NULL, 'true', 'ten'",
-    );
-    // A backslash makes pg use the E'' form, which keeps it literal.
-    expect(inlineParameters('select $1::text[]', [['a', 'b"c']])).toBe(`select  E'{"a","b\\\\"c"}'::text[]`);
-  });
-
-  it('refuses a placeholder without a value', () => {
-    expect(() => inlineParameters('select $2', [1])).toThrow(/\$2/);
-  });
-});
+import type { Database } from './database.js';
 
 describe('concurrent parameterised queries', () => {
   let store: TestStore;

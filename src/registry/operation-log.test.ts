@@ -2,7 +2,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
 import type { Database } from './database.js';
-import { createOperationRecorder, listOperations, mostUsedOperations, pruneOperations, topOperationsByClient, type OperationSighting, type UnrecordedReason } from './operation-log.js';
+import { listOperations, mostUsedOperations, topOperationsByClient } from './operation-log.js';
+import { createOperationRecorder, type OperationSighting, type UnrecordedReason } from './operation-recorder.js';
+import { pruneOperations } from './operation-retention.js';
 
 const sighting = (overrides: Partial<OperationSighting> = {}): OperationSighting => ({
   hash: 'a'.repeat(64),

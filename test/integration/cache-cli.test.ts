@@ -123,6 +123,10 @@ describe(`switchyard cache (${databaseKind} database)`, () => {
     it.each([
       [[], /name what to purge: --type T .*--subgraph S, or --all/],
       [['--key', '{"id":"1"}'], /--key needs --type/],
+      [['--key', '{"id":"1"}', '--subgraph', 'product'], /--key needs --type/],
+      [['--all', '--type', 'Product'], /--all purges everything: give it alone/],
+      [['--all', '--subgraph', 'product'], /--all purges everything: give it alone/],
+      [['--type', 'Product', '--key', '{id:1}'], /--key must be JSON/],
       [['--type', 'Product', '--key', '[1]'], /an entity key must be a JSON object .* \(got an array\)/],
     ])('purge %j: exits 2 with a clear message and writes nothing', async (args, message) => {
       const count = await purgeCount();
