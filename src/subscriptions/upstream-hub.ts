@@ -30,6 +30,7 @@ export interface UpstreamRequest {
 
 /** What a sharer of an upstream subscription is told. An error or a complete is the last call. */
 export interface UpstreamSink {
+  /** An event, the sharer's own: it may complete it in place (the plan runner merges into it). */
   next(result: ExecutionResult): void;
   /** The upstream failed for good (SUBGRAPH_UNAVAILABLE after the reconnects, SUBGRAPH_ERROR for a refused subscription). */
   error(error: GraphQLError): void;
@@ -81,8 +82,8 @@ export function endpointOf(target: UpstreamTarget): { protocol: 'ws' | 'sse'; ur
  *    per-user token; one principal's clients otherwise) carries many subscriptions: graphql-ws
  *    multiplexes them over one WebSocket; over SSE each is its own request (distinct connections).
  * 2. Requests with the same endpoint, holder, document and variables share one upstream
- *    subscription: its events go to every sharer. The last sharer to leave ends it; a connection
- *    without subscriptions closes.
+ *    subscription: its events go to every sharer, each its own copy (a sharer completes it in
+ *    place). The last sharer to leave ends it; a connection without subscriptions closes.
  * 3. A dropped connection is reconnected with back-off (`route.subscriptions.reconnect`), and its
  *    subscriptions resubscribed (graphql-ws and graphql-sse do both); when the attempts run out,
  *    every sharer gets SUBGRAPH_UNAVAILABLE, never a normal end.
@@ -175,10 +176,17 @@ class SharedUpstream {
     old?.();
   }
 
+  /**
+   * Each sharer completes the event in place: the plan runner merges the root answer into its tree
+   * by reference, then entity answers and denials into that. Sharers with other documents or other
+   * rights would write into each other's answers, so each gets its own copy (the last, the original).
+   */
   next(result: ExecutionResult): void {
     if (this.#closed) return;
     this.#options.onEventIn?.(this.#request.target.subgraph);
-    for (const sink of [...this.#sinks]) sink.next(result);
+    const sinks = [...this.#sinks];
+    const last = sinks.length - 1;
+    for (let i = 0; i < sinks.length; i++) sinks[i].next(i === last ? result : structuredClone(result));
   }
 
   fail(error: GraphQLError): void {
