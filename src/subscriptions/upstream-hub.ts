@@ -8,7 +8,7 @@ import { clientError } from '../errors/client-error.js';
 import type { RouteMetadata } from '../registry/route.js';
 import type { Principal } from '../security/authentication/principal.js';
 import { applyHeaderRules } from '../resilience/subgraph-token.js';
-import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
+import { tokenHolderKey, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
 
 /** Where and how one subgraph is subscribed to. */
 export interface UpstreamTarget {
@@ -60,12 +60,6 @@ export function backoffMs(retries: number, initialDelayMs: number, maxDelayMs: n
   return ceiling / 2 + (random() * ceiling) / 2;
 }
 
-/** Who may share a connection and its subscriptions: the token the subgraph gets is made for this holder. */
-function holderOf(principal: Principal | undefined, perUserTokens: boolean): string {
-  if (!perUserTokens || !principal) return perUserTokens ? 'anonymous' : '';
-  return `${principal.subject}\u0000${[...principal.scopes].sort().join(' ')}\u0000${principal.clientId ?? ''}`;
-}
-
 /** The subscription endpoint of a target: its route's path or URL, else the subgraph's URL; `ws(s):` for WebSocket. */
 export function endpointOf(target: UpstreamTarget): { protocol: 'ws' | 'sse'; url: string } {
   const protocol = target.route.subscriptions?.protocol ?? 'ws';
@@ -107,7 +101,8 @@ export class UpstreamHub {
 
   /** Shares (or opens) the upstream subscription of `request`; returns the release, which ends it when it is the last. */
   subscribe(request: UpstreamRequest, sink: UpstreamSink): () => void {
-    const holder = holderOf(request.principal, this.#options.tokens !== undefined);
+    // Who may share a connection and its subscriptions: the token the subgraph gets is made for this holder (every caller, without tokens).
+    const holder = this.#options.tokens ? tokenHolderKey(request.principal) : '';
     const endpoint = endpointOf(request.target);
     const connectionKey = `${request.target.subgraph}\u0000${endpoint.protocol}\u0000${endpoint.url}\u0000${holder}`;
     const key = `${connectionKey}\u0000${request.query}\u0000${JSON.stringify(request.variables)}`;
