@@ -1,13 +1,15 @@
 // Subscriptions over HTTP: GraphQL over SSE (distinct connections) and Apollo's multipart protocol (`multipart/mixed; subscriptionSpec=1.0`), written as events come.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import type { GraphQLError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import { sendNodeResponse } from '@whatwg-node/server';
 import { MASKED_MESSAGE } from '../errors/mask-errors.js';
 import { parseAccept } from '../request/media-type.js';
 import type { Logger } from '../telemetry/logger.js';
-import type { ClientSubscription, EndedExtension, SubscriptionSink } from './open-subscriptions.js';
-import { formattedError } from './event-json.js';
+import { requestStateOf } from '../request/request-state.js';
+import type { ClientSubscription, SubscriptionSink } from './client-subscription.js';
+import type { EndedExtension } from './subscription-iterator.js';
+import { formattedError, jsonOf } from './event-json.js';
 import { HeartbeatWheel } from './heartbeat-wheel.js';
 import { STREAM_BRIDGE, type StreamBridge } from './stream-bridge.js';
 import type { FetchHandler } from './websocket-server.js';
@@ -109,9 +111,9 @@ export class HttpSubscriptionStream implements SubscriptionSink {
     subscription.attach(this);
   }
 
-  next(json: string): boolean {
+  next(event: ExecutionResult): boolean {
     if (this.#target.destroyed || this.#target.writableLength > MAX_BUFFERED_BYTES) return false;
-    this.#target.write(this.#format.event(json));
+    this.#target.write(this.#format.event(jsonOf(event)));
     return true;
   }
 
@@ -126,7 +128,7 @@ export class HttpSubscriptionStream implements SubscriptionSink {
   /** The client left (or the stream was cut): the subscription ends with `client`. */
   closed(): void {
     this.#heartbeats.delete(this);
-    void this.#subscription.return();
+    this.#subscription.cancel();
   }
 
   beat(): void {
@@ -181,6 +183,9 @@ export function serveHttpSubscriptions(
 ): (request: IncomingMessage, response: ServerResponse) => boolean {
   async function serve(request: IncomingMessage, response: ServerResponse, multipart: boolean): Promise<void> {
     const bridge: StreamBridge = { transport: 'http' };
+    const serverContext = { [STREAM_BRIDGE]: bridge, req: request, res: response };
+    // The request's state, made now: the pipeline's context is a copy of this one and shares it, so a subscription comes back on it.
+    const state = requestStateOf(serverContext);
     const aborted = new AbortController();
     const abort = () => aborted.abort();
     response.once('close', abort);
@@ -196,18 +201,18 @@ export function serveHttpSubscriptions(
           body,
           signal: aborted.signal,
         }),
-        { [STREAM_BRIDGE]: bridge, req: request, res: response },
+        serverContext,
       );
     } finally {
       response.off('close', abort);
     }
-    const subscription = bridge.subscription;
+    const subscription = state.subscription;
     if (!subscription) {
       await sendNodeResponse(answer, response, request, false);
       return;
     }
     if (response.destroyed) {
-      void subscription.return();
+      subscription.cancel();
       return;
     }
     // The pipeline's response carries the headers its plugins set (x-request-id, CORS...): the stream's own go over them.
