@@ -53,7 +53,7 @@ function printedDocument(fetch: NonNullable<QueryPlan['subscription']>): string 
 }
 
 /** The upstream subscription a group's context reads: the plan's root fetch, with its variables, for the opener's token holder. */
-export function upstreamOf(context: GroupContext): UpstreamRequest {
+function upstreamOf(context: GroupContext): UpstreamRequest {
   const root = context.plan.subscription!;
   const endpoint = context.graph.subgraphs.find((s) => s.name === root.subgraph);
   if (!endpoint || !context.graph.planner) throw new Error(`no endpoint for subgraph "${root.subgraph}"`);

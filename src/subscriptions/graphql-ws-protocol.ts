@@ -9,7 +9,7 @@ export interface SubscribePayload {
 }
 
 /** A message of the protocol the router reads (a client's). */
-export type Message =
+type Message =
   | { type: 'connection_init'; payload?: Record<string, unknown> | null }
   | { type: 'ping' | 'pong'; payload?: Record<string, unknown> | null }
   | { type: 'subscribe'; id: string; payload: SubscribePayload }
