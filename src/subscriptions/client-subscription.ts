@@ -4,7 +4,7 @@ import { requestError } from '../errors/client-error.js';
 import type { ErrorCode } from '../errors/codes.js';
 import type { QueryPlan } from '../gateway/plan/plan-types.js';
 import type { RequestState } from '../request/request-state.js';
-import { openRecord, recordEnd, recordPayload } from './subscription-record.js';
+import { SubscriptionRecord } from './subscription-record.js';
 
 declare module '../request/request-state.js' {
   interface RequestState {
@@ -74,12 +74,13 @@ export class ClientSubscription {
   #ended: { reason: EndReason; error?: GraphQLError } | undefined;
   #written = false;
   #expiry: NodeJS.Timeout | undefined;
-  readonly #settleRecord: () => void;
+  /** The stream record (subscription-record.ts): what audit, telemetry and metrics read at its end. */
+  readonly #record: SubscriptionRecord;
 
   constructor(request: SubscribeRequest, owner: SubscriptionOwner) {
     this.request = request;
     this.#owner = owner;
-    this.#settleRecord = openRecord(request.state);
+    this.#record = new SubscriptionRecord(request.state);
   }
 
   /** The transport takes the stream over: events waiting are written now, the rest as they come, then the end. */
@@ -107,7 +108,7 @@ export class ClientSubscription {
     this.#ended = { reason, error };
     clearTimeout(this.#expiry);
     this.#owner.forget(this, reason);
-    recordEnd(this.request.state, reason, error && String(error.extensions.code));
+    this.#record.endedBy(reason, error);
     if (this.#sink) this.#writeEnd(this.#sink);
   }
 
@@ -120,7 +121,7 @@ export class ClientSubscription {
   cancel(): void {
     this.#early.length = 0;
     this.end('client');
-    this.#settleRecord();
+    this.#record.end();
   }
 
   /** 3. The user token's end is the subscription's. */
@@ -146,7 +147,7 @@ export class ClientSubscription {
 
   #write(sink: SubscriptionSink, event: ExecutionResult): void {
     if (!sink.next(event)) return this.#owner.eventDropped(this);
-    recordPayload(this.request.state);
+    this.#record.sent();
     this.#owner.eventOut(this);
   }
 
@@ -155,7 +156,7 @@ export class ClientSubscription {
     if (this.#written) return;
     this.#written = true;
     const { reason, error } = this.#ended!;
-    if (reason === 'client') return this.#settleRecord();
-    void Promise.resolve(sink.end(error)).finally(this.#settleRecord);
+    if (reason === 'client') return this.#record.end();
+    void Promise.resolve(sink.end(error)).finally(() => this.#record.end());
   }
 }

@@ -1,33 +1,47 @@
 // A subscription's stream record on its request state: its payloads counted and timed, and its end, for metrics, audit and telemetry.
-import type { RequestState } from '../request/request-state.js';
+import type { GraphQLError } from 'graphql';
+import type { RequestState, StreamRecord } from '../request/request-state.js';
 
 /**
- * Opens the record: the request's answer is the stream, so audit, telemetry and metrics write their
- * records at its end (`RequestState.whenAnswered`). Returns what settles `ended`: called once the
- * last payload went out, or the client left.
+ * Writes a subscription's `StreamRecord` (request-state.ts): the request's answer is the stream, so
+ * audit, telemetry and metrics write their records at its end (`RequestState.whenAnswered`). Its
+ * surface (`sent`, `endedBy`, `end`) is the shared stream record's of the streaming layer, which
+ * replaces this file.
  */
-export function openRecord(state: RequestState): () => void {
-  let resolve!: () => void;
-  const ended = new Promise<void>((r) => (resolve = r));
-  state.stream = { ended, payloads: 0, firstAt: undefined, lastAt: undefined, errorCodes: [], complete: true };
-  return resolve;
-}
+export class SubscriptionRecord implements StreamRecord {
+  readonly ended: Promise<void>;
+  payloads = 0;
+  firstAt: number | undefined = undefined;
+  lastAt: number | undefined = undefined;
+  readonly errorCodes: string[] = [];
+  /** A subscription that ends without an error is whole. */
+  complete = true;
+  endReason: string | undefined = undefined;
+  #resolve!: () => void;
 
-/** One payload went out to the client. */
-export function recordPayload(state: RequestState): void {
-  const stream = state.stream;
-  if (!stream) return;
-  stream.payloads++;
-  stream.lastAt = performance.now();
-  stream.firstAt ??= stream.lastAt;
-}
+  constructor(state: RequestState) {
+    this.ended = new Promise<void>((resolve) => (this.#resolve = resolve));
+    state.stream = this;
+  }
 
-/** The subscription ended: why (`client`, `complete` or a code), and the error's code when the client is told one. */
-export function recordEnd(state: RequestState, reason: string, errorCode: string | undefined): void {
-  const stream = state.stream;
-  if (!stream) return;
-  stream.endReason = reason;
-  if (errorCode === undefined) return;
-  stream.errorCodes.push(errorCode);
-  stream.complete = false;
+  /** A payload went out to the client. */
+  sent(): void {
+    this.payloads++;
+    this.lastAt = performance.now();
+    this.firstAt ??= this.lastAt;
+  }
+
+  /** Why the subscription ends (`client`, `complete`, or its error's code), noted once; an error makes the answer not whole. */
+  endedBy(reason: string, error?: GraphQLError): void {
+    if (this.endReason !== undefined) return;
+    this.endReason = reason;
+    if (!error) return;
+    this.errorCodes.push(String(error.extensions.code));
+    this.complete = false;
+  }
+
+  /** The stream is over (the client has its last payload, or left): `ended` settles. */
+  end(): void {
+    this.#resolve();
+  }
 }
