@@ -139,7 +139,7 @@ export function createRouter(deps: RouterDeps): Router {
   // on, whatever features are: every executed answer says whether it is whole and how long it may be kept.
   plugins.push(useCompleteness({ metrics, extension: config.completenessExtension }));
   // `@defer` validation, and the incremental format the client reads (the plans stream in it).
-  plugins.push(...useIncrementalDelivery({ onMasked: (error) => logger.error({ err: error }, 'unexpected error in a deferred part'), streams: httpStreams, heartbeatMs: config.subscriptionHeartbeatMs }));
+  plugins.push(...useIncrementalDelivery({ logger, streams: httpStreams, heartbeatMs: config.subscriptionHeartbeatMs }));
   // Who may see what: cheaper than costing, and a refused request costs nothing more.
   plugins.push(useAuthorization({ authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost

@@ -8,6 +8,7 @@ import { FRAMINGS } from '../streaming/framing.js';
 import type { HttpStreams, StreamProtocol } from '../streaming/http-stream.js';
 import { incrementalStreamOf, type IncrementalStream } from '../streaming/negotiate-stream.js';
 import { writeResults } from '../streaming/write-results.js';
+import { maskedErrorLogger, type Logger } from '../telemetry/logger.js';
 
 /** The media-type parameter naming each format, as clients send it and as a multipart response's Content-Type repeats it. */
 const FORMAT_PARAMETER: Readonly<Record<IncrementalFormat, string>> = {
@@ -32,8 +33,8 @@ function protocolOf({ format, framing }: IncrementalStream): StreamProtocol {
 }
 
 export interface IncrementalDeliveryOptions {
-  /** Told each error masked in a later payload (yoga logs those it masks itself). */
-  onMasked?: (error: unknown) => void;
+  /** Where each error masked in a later payload is logged (yoga logs those it masks itself). */
+  logger?: Logger;
   /** The router's HTTP streams (their heartbeats). */
   streams: HttpStreams;
   /** Period of an SSE stream's keep-alive comments, in ms (`subscriptionHeartbeatMs`). */
@@ -83,9 +84,10 @@ export function useIncrementalDelivery(options: IncrementalDeliveryOptions): Plu
       return {
         onExecuteDone({ result }) {
           if (!isAsyncIterable(result)) return;
+          const onMasked = maskedErrorLogger(options.logger, args.operationName);
           return {
             onNext({ result: payload, setResult }) {
-              const masked = maskNested(payload as IncrementalPayload, options.onMasked);
+              const masked = maskNested(payload as IncrementalPayload, onMasked);
               if (masked) setResult(masked as ExecutionResult);
             },
           };

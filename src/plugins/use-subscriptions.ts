@@ -1,24 +1,18 @@
 // Subscriptions through the gate: planned like queries, admitted under the live limits, and written in the transport the client reads.
-import { isAsyncIterable, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { requestError } from '../errors/client-error.js';
 import { planOfRequest } from '../gateway/plan/request-plan.js';
-import { requestStateOf, type RequestState } from '../request/request-state.js';
+import { requestStateOf } from '../request/request-state.js';
 import { subscriptionFramingOf } from '../streaming/negotiate-stream.js';
 import type { HttpSubscriptionStreams } from '../subscriptions/http-subscriptions.js';
-import type { ClientSubscription, OpenSubscriptions, SubscriptionTransport } from '../subscriptions/open-subscriptions.js';
+import type { OpenSubscriptions } from '../subscriptions/open-subscriptions.js';
 import { STREAM_BRIDGE, type StreamBridge } from '../subscriptions/stream-bridge.js';
+import { SubscriptionIterator } from '../subscriptions/subscription-iterator.js';
 
 export interface SubscriptionsPluginOptions {
   subscriptions: OpenSubscriptions;
   /** The router's HTTP subscription streams (SSE, multipart). */
   streams: HttpSubscriptionStreams;
-}
-
-/** The transport a subscription request reads: the WebSocket bridge, Apollo's multipart protocol, or SSE. */
-export function transportOf(context: unknown): SubscriptionTransport {
-  if ((context as Record<symbol, StreamBridge | undefined>)[STREAM_BRIDGE]?.transport === 'ws') return 'ws';
-  const accept = (context as Partial<YogaInitialContext>).request?.headers.get('accept');
-  return subscriptionFramingOf(accept) === 'multipart' ? 'multipart' : 'sse';
 }
 
 /**
@@ -31,14 +25,13 @@ export function transportOf(context: unknown): SubscriptionTransport {
  *    yoga made of it, and write each event as it is completed. The WebSocket transport and the HTTP
  *    one in front of the pipeline (http-subscriptions.ts) get it through the bridge; an SSE or
  *    multipart request that came another way gets a response whose body the subscription writes.
- *    So an open subscription holds neither yoga's context nor an iterator chain. Any other reader
- *    (yoga's own multipart processor, for a client without `subscriptionSpec`) iterates the stream
- *    as yoga made it.
+ *    The subscription reaches them on the request state (`state.subscription`), where `open` put
+ *    it. So an open subscription holds neither yoga's context nor an iterator chain. Any other reader
+ *    (yoga's own multipart processor, for a client without `subscriptionSpec`) iterates it
+ *    (SubscriptionIterator, which attaches only when first pulled).
  */
 export function useSubscriptions(options: SubscriptionsPluginOptions): Plugin {
   const { subscriptions, streams } = options;
-  /** Each request's subscription, for the result processor: keyed by the request's state, gone with it. */
-  const opened = new WeakMap<RequestState, ClientSubscription>();
   return {
     onSubscribe({ args, setSubscribeFn, setResultAndStopExecution }) {
       const state = requestStateOf(args.contextValue);
@@ -53,22 +46,17 @@ export function useSubscriptions(options: SubscriptionsPluginOptions): Plugin {
         setResultAndStopExecution({ errors: [refusal] });
         return;
       }
-      const transport = transportOf(args.contextValue);
       // Only what the stream needs: never the context, which holds the whole request.
       const { document, operationName, variableValues } = args;
-      setSubscribeFn(() => {
-        const subscription = subscriptions.open({ args: { document, operationName, variableValues }, state, plan, transport });
-        opened.set(state, subscription);
-        return subscription;
-      });
+      setSubscribeFn(() => new SubscriptionIterator(subscriptions.open({ args: { document, operationName, variableValues }, state, plan })));
     },
     onResultProcess({ request, result, setResultProcessor, serverContext }) {
       const bridge = (serverContext as Record<symbol, StreamBridge | undefined>)[STREAM_BRIDGE];
-      const subscription = isAsyncIterable(result) ? opened.get(requestStateOf(serverContext)) : undefined;
+      const subscription = isAsyncIterable(result) ? requestStateOf(serverContext).subscription : undefined;
       if (bridge?.transport === 'ws' || (bridge && subscription)) {
+        // The transport takes the subscription from the request state; the response carries the plugins' headers.
         setResultProcessor((processed, fetchAPI) => {
-          if (subscription) bridge.subscription = subscription;
-          else bridge.result = processed as StreamBridge['result'];
+          if (!subscription) bridge.result = processed as StreamBridge['result'];
           return new fetchAPI.Response(null, { status: 200 });
         }, 'application/json');
         return;

@@ -4,7 +4,8 @@ import type { ServerResponse } from 'node:http';
 import type { OperationDefinitionNode } from 'graphql';
 import type { ErrorCode } from '../errors/codes.js';
 // The types of the values the state carries live in this layer or below (decision 025); the two the
-// gateway owns, `graph` and `plan`, are declared on the class by gateway/served-graph.ts.
+// gateway owns, `graph` and `plan`, are declared on the class by gateway/served-graph.ts, and the
+// subscription a request opened by subscriptions/client-subscription.ts.
 import type { CostEstimate } from './cost-estimate.js';
 import type { Decision } from './decision.js';
 import type { Principal } from './principal.js';
@@ -103,7 +104,8 @@ setMaxListeners(0, NEVER);
  * | `signal` | made on first read | subgraph executors |
  * | `deferDeadlineMs` | use-deadline | incremental delivery |
  * | `incremental` | use-incremental-delivery | query plans (a deferred query streams only in a format the client reads) |
- * | `stream` | incremental delivery (gateway/deliver/) | metrics, audit, telemetry, queue: `whenAnswered` |
+ * | `stream` | the stream record (streaming/stream-record.ts), written by incremental delivery (gateway/deliver/) and subscriptions (client-subscription.ts) | metrics, audit, telemetry, queue: `whenAnswered` |
+ * | `subscription` | OpenSubscriptions.open (subscriptions/, through use-subscriptions) | the transport that writes it (websocket-server.ts, http-subscriptions.ts, use-subscriptions) |
  * | `subgraphsCalled` | subgraph executors | access line, audit row |
  * | `stale`, `cache` | section cache | use-completeness |
  * | `refusal` | `errorResponse`, and the refusals thrown in `onParams` (request validation, trusted documents): a refusal before execution | access line, audit row |
@@ -111,7 +113,8 @@ setMaxListeners(0, NEVER);
  * The state is made by the first hook that asks for it (`requestStateOf`, in use-telemetry's
  * `onRequest` when telemetry is on) and joins the context then; `graph` is set when the request is
  * parsed and is read only after. `graph` and `plan` are the gateway's types: gateway/served-graph.ts
- * declares them on this class (module augmentation), so this layer imports nothing from above.
+ * declares them on this class (module augmentation), as subscriptions/client-subscription.ts
+ * declares `subscription`, so this layer imports nothing from above.
  */
 export class RequestState {
   /** The request's id and trace (telemetry on; absent before use-telemetry's first hook). */
@@ -158,10 +161,12 @@ export class RequestState {
   #started = false;
 
   constructor() {
-    // The gateway's two fields (declared by gateway/served-graph.ts), made here so every state has the same shape.
-    const own = this as { graph: unknown; plan: unknown };
+    // The fields of the layers above (`graph`, `plan`: gateway/served-graph.ts; `subscription`:
+    // subscriptions/client-subscription.ts), made here so every state has the same shape.
+    const own = this as { graph: unknown; plan: unknown; subscription: unknown };
     own.graph = undefined;
     own.plan = undefined;
+    own.subscription = undefined;
   }
 
   /**

@@ -239,6 +239,23 @@ describe('token cache', () => {
     expect(cache.stats()).toEqual({ hits: 51, misses: 4, shared: 0, evictions: 0, size: 4 });
   });
 
+  it("shares a token among one holder's user tokens (subject, scopes, client), never past the caller's own", async () => {
+    const clock = { ms: 1_000_000 };
+    const source = countingSource(clock, 60_000);
+    const cache = withTokenCache(source, { now: () => clock.ms, refreshBeforeExpiryMs: 10_000 });
+    const holder = (token: string, expiresAt: number, more: Partial<Principal> = {}): Principal => ({ ...fakePrincipal(token, expiresAt), scopes: ['read', 'write'], ...more });
+    const tab = holder('alice.one', clock.ms + 3_600_000);
+    expect(await cache.tokenFor(tab, 'reviews')).toBe('t1:alice:reviews');
+    // The next login, or another tab: another user token of the same holder, scopes in another order.
+    expect(await cache.tokenFor(holder('alice.two', clock.ms + 1_800_000, { scopes: ['write', 'read'] }), 'reviews')).toBe('t1:alice:reviews');
+    // Another client of the same user is another holder.
+    expect(await cache.tokenFor(holder('alice.one', clock.ms + 3_600_000, { clientId: 'mobile' }), 'reviews')).toBe('t2:alice:reviews');
+    // A token of the holder that ends within the refresh margin is not given the shared one.
+    expect(await cache.tokenFor(holder('alice.three', clock.ms + 5_000), 'reviews')).toBe('t3:alice:reviews');
+    expect(await cache.tokenFor(tab, 'reviews')).toBe('t1:alice:reviews');
+    expect(source.calls).toBe(3);
+  });
+
   it('refreshes shortly before expiry, and never past the user token', async () => {
     const clock = { ms: 1_000_000 };
     const source = countingSource(clock, 60_000);

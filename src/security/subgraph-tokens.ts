@@ -1,5 +1,5 @@
 // Per-subgraph tokens (token swap): the router's local minter, the RFC 8693 token exchange client, and the cache in front of either.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { decodeJwt, type JWTPayload } from 'jose';
 import { configDefaults } from '../config/schema.js';
 import type { Principal } from './authentication/principal.js';
@@ -280,14 +280,36 @@ function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pr
   });
 }
 
+/** Each principal's key, made once: a request that calls five subgraphs, or an event group, asks for it many times. */
+const holderKeys = new WeakMap<Principal, string>();
+
 /**
- * Caches issued tokens per (user token, audience).
+ * The token holder: who a subgraph token is made for, as one key. It is what a subgraph token says
+ * of the caller (subject, scopes, client; decision 004), so callers with the same key get
+ * interchangeable subgraph tokens, and what they may share. The one definition of it, read by the
+ * token cache (below), the upstream hub (a connection and its subscriptions per holder) and the
+ * event groups of subscriptions (one completion of each event per holder). Empty for no caller.
+ */
+export function tokenHolderKey(principal: Principal | undefined): string {
+  if (!principal) return '';
+  let key = holderKeys.get(principal);
+  if (key === undefined) {
+    key = JSON.stringify([principal.subject, [...principal.scopes].sort(), principal.clientId ?? null]);
+    holderKeys.set(principal, key);
+  }
+  return key;
+}
+
+/**
+ * Caches issued tokens per (token holder, audience).
  *
- * 1. The key is the SHA-256 of the user's token (memoised per principal object, so a request that
- *    calls five subgraphs hashes once) plus the audience: raw tokens are never map keys. Anonymous
+ * 1. The key is the caller's `tokenHolderKey` plus the audience: two user tokens of one holder (the
+ *    next login, another tab) share the subgraph token; raw tokens are never map keys. Anonymous
  *    requests share one key per audience.
  * 2. A token is reused until `refreshBeforeExpiryMs` before its expiry, capped by the user token's
- *    `exp`; a token already inside that window when issued is used once and not stored.
+ *    `exp`: the caller's own, so a holder's token that ends sooner gets a token of its own rather
+ *    than one used past its end; a token already inside that window when issued is used once and
+ *    not stored.
  * 3. One issue in flight per key: concurrent callers share its promise. A caller's `signal` only ends
  *    its own wait. Failures are not stored, so the next call tries again.
  * 4. At `maxEntries`, expired entries are swept, then the least recently used go.
@@ -299,17 +321,10 @@ export function withTokenCache(source: SubgraphTokenSource, options: TokenCacheO
   if (!(maxEntries >= 1)) throw new TypeError('maxEntries must be at least 1');
   const entries = new Map<string, CacheEntry>();
   const inFlight = new Map<string, Promise<IssuedToken>>();
-  const hashes = new WeakMap<Principal, string>();
   const counters = { hits: 0, misses: 0, shared: 0, evictions: 0 };
 
   function keyOf(principal: Principal | undefined, audience: string): string {
-    if (!principal) return `anonymous\n${audience}`;
-    let hash = hashes.get(principal);
-    if (hash === undefined) {
-      hash = createHash('sha256').update(principal.token).digest('base64url');
-      hashes.set(principal, hash);
-    }
-    return `${hash}\n${audience}`;
+    return principal ? `${tokenHolderKey(principal)}\n${audience}` : `anonymous\n${audience}`;
   }
 
   function store(key: string, entry: CacheEntry): void {
@@ -329,15 +344,17 @@ export function withTokenCache(source: SubgraphTokenSource, options: TokenCacheO
     signal?.throwIfAborted();
     const key = keyOf(principal, audience);
     const cached = entries.get(key);
+    const userExpiry = principal ? principal.expiresAt.getTime() : Number.POSITIVE_INFINITY;
     if (cached) {
-      if (now() < cached.refreshAt) {
+      if (now() < Math.min(cached.refreshAt, userExpiry - refreshBeforeExpiryMs)) {
         counters.hits++;
         // Least recently used goes first: move this one to the end.
         entries.delete(key);
         entries.set(key, cached);
         return cached.issued;
       }
-      entries.delete(key);
+      // Stale, or fresh for the holder's other tokens but not for this one (it ends sooner): issued anew.
+      if (now() >= cached.refreshAt) entries.delete(key);
     }
     const pending = inFlight.get(key);
     if (pending) {
@@ -345,7 +362,6 @@ export function withTokenCache(source: SubgraphTokenSource, options: TokenCacheO
       return raceSignal(pending, signal);
     }
     counters.misses++;
-    const userExpiry = principal ? principal.expiresAt.getTime() : Number.POSITIVE_INFINITY;
     const flight: Promise<IssuedToken> = Promise.resolve()
       .then(() => source.issue(principal, audience))
       .then((issued) => {

@@ -1,14 +1,16 @@
 // Subscriptions over HTTP: GraphQL over SSE (distinct connections) and Apollo's multipart protocol (`multipart/mixed; subscriptionSpec=1.0`), written as events come.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { GraphQLError } from 'graphql';
+import type { ExecutionResult, GraphQLError } from 'graphql';
 import { sendNodeResponse } from '@whatwg-node/server';
 import { MASKED_MESSAGE } from '../errors/mask-errors.js';
 import { FRAMINGS } from '../streaming/framing.js';
 import { headersOf, HttpStream, ReadableTarget, streamResponse, type HttpStreams, type StreamProtocol, type StreamTarget } from '../streaming/http-stream.js';
 import { subscriptionFramingOf, type Framing } from '../streaming/negotiate-stream.js';
-import { formattedError } from '../streaming/result-json.js';
+import { formattedError, jsonOf } from '../streaming/result-json.js';
 import type { Logger } from '../telemetry/logger.js';
-import type { ClientSubscription, EndedExtension, SubscriptionSink } from './open-subscriptions.js';
+import { requestStateOf } from '../request/request-state.js';
+import type { ClientSubscription, SubscriptionSink } from './client-subscription.js';
+import type { EndedExtension } from './subscription-iterator.js';
 import { STREAM_BRIDGE, type StreamBridge } from './stream-bridge.js';
 import type { FetchHandler } from './websocket-server.js';
 
@@ -72,9 +74,9 @@ export class HttpSubscriptionStream extends HttpStream implements SubscriptionSi
   }
 
   /** False (the event is dropped for this client) when it is gone or has more than MAX_BUFFERED_BYTES waiting. */
-  next(json: string): boolean {
+  next(event: ExecutionResult): boolean {
     if (this.buffered > MAX_BUFFERED_BYTES) return false;
-    return this.write(json);
+    return this.write(jsonOf(event));
   }
 
   end(error: GraphQLError | undefined): void {
@@ -84,7 +86,7 @@ export class HttpSubscriptionStream extends HttpStream implements SubscriptionSi
   /** The client left (or the stream was cut): the subscription ends with `client`. */
   closed(): void {
     this.stop();
-    void this.#subscription.return();
+    this.#subscription.cancel();
   }
 }
 
@@ -136,6 +138,9 @@ export function serveHttpSubscriptions(
 ): (request: IncomingMessage, response: ServerResponse) => boolean {
   async function serve(request: IncomingMessage, response: ServerResponse, framing: Framing): Promise<void> {
     const bridge: StreamBridge = { transport: 'http' };
+    const serverContext = { [STREAM_BRIDGE]: bridge, req: request, res: response };
+    // The request's state, made now: the pipeline's context is a copy of this one and shares it, so a subscription comes back on it.
+    const state = requestStateOf(serverContext);
     const aborted = new AbortController();
     const abort = () => aborted.abort();
     response.once('close', abort);
@@ -151,18 +156,18 @@ export function serveHttpSubscriptions(
           body,
           signal: aborted.signal,
         }),
-        { [STREAM_BRIDGE]: bridge, req: request, res: response },
+        serverContext,
       );
     } finally {
       response.off('close', abort);
     }
-    const subscription = bridge.subscription;
+    const subscription = state.subscription;
     if (!subscription) {
       await sendNodeResponse(answer, response, request, false);
       return;
     }
     if (response.destroyed) {
-      void subscription.return();
+      subscription.cancel();
       return;
     }
     // The pipeline's response carries the headers its plugins set (x-request-id, CORS...): the stream's own go over them.

@@ -8,7 +8,7 @@ import { clientError } from '../errors/client-error.js';
 import type { RouteMetadata } from '../registry/route.js';
 import type { Principal } from '../security/authentication/principal.js';
 import { applyHeaderRules } from '../resilience/subgraph-token.js';
-import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
+import { tokenHolderKey, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
 
 /** Where and how one subgraph is subscribed to. */
 export interface UpstreamTarget {
@@ -30,6 +30,7 @@ export interface UpstreamRequest {
 
 /** What a sharer of an upstream subscription is told. An error or a complete is the last call. */
 export interface UpstreamSink {
+  /** An event, the sharer's own: it may complete it in place (the plan runner merges into it). */
   next(result: ExecutionResult): void;
   /** The upstream failed for good (SUBGRAPH_UNAVAILABLE after the reconnects, SUBGRAPH_ERROR for a refused subscription). */
   error(error: GraphQLError): void;
@@ -59,12 +60,6 @@ export function backoffMs(retries: number, initialDelayMs: number, maxDelayMs: n
   return ceiling / 2 + (random() * ceiling) / 2;
 }
 
-/** Who may share a connection and its subscriptions: the token the subgraph gets is made for this holder. */
-function holderOf(principal: Principal | undefined, perUserTokens: boolean): string {
-  if (!perUserTokens || !principal) return perUserTokens ? 'anonymous' : '';
-  return `${principal.subject}\u0000${[...principal.scopes].sort().join(' ')}\u0000${principal.clientId ?? ''}`;
-}
-
 /** The subscription endpoint of a target: its route's path or URL, else the subgraph's URL; `ws(s):` for WebSocket. */
 export function endpointOf(target: UpstreamTarget): { protocol: 'ws' | 'sse'; url: string } {
   const protocol = target.route.subscriptions?.protocol ?? 'ws';
@@ -81,8 +76,8 @@ export function endpointOf(target: UpstreamTarget): { protocol: 'ws' | 'sse'; ur
  *    per-user token; one principal's clients otherwise) carries many subscriptions: graphql-ws
  *    multiplexes them over one WebSocket; over SSE each is its own request (distinct connections).
  * 2. Requests with the same endpoint, holder, document and variables share one upstream
- *    subscription: its events go to every sharer. The last sharer to leave ends it; a connection
- *    without subscriptions closes.
+ *    subscription: its events go to every sharer, each its own copy (a sharer completes it in
+ *    place). The last sharer to leave ends it; a connection without subscriptions closes.
  * 3. A dropped connection is reconnected with back-off (`route.subscriptions.reconnect`), and its
  *    subscriptions resubscribed (graphql-ws and graphql-sse do both); when the attempts run out,
  *    every sharer gets SUBGRAPH_UNAVAILABLE, never a normal end.
@@ -106,7 +101,8 @@ export class UpstreamHub {
 
   /** Shares (or opens) the upstream subscription of `request`; returns the release, which ends it when it is the last. */
   subscribe(request: UpstreamRequest, sink: UpstreamSink): () => void {
-    const holder = holderOf(request.principal, this.#options.tokens !== undefined);
+    // Who may share a connection and its subscriptions: the token the subgraph gets is made for this holder (every caller, without tokens).
+    const holder = this.#options.tokens ? tokenHolderKey(request.principal) : '';
     const endpoint = endpointOf(request.target);
     const connectionKey = `${request.target.subgraph}\u0000${endpoint.protocol}\u0000${endpoint.url}\u0000${holder}`;
     const key = `${connectionKey}\u0000${request.query}\u0000${JSON.stringify(request.variables)}`;
@@ -175,10 +171,17 @@ class SharedUpstream {
     old?.();
   }
 
+  /**
+   * Each sharer completes the event in place: the plan runner merges the root answer into its tree
+   * by reference, then entity answers and denials into that. Sharers with other documents or other
+   * rights would write into each other's answers, so each gets its own copy (the last, the original).
+   */
   next(result: ExecutionResult): void {
     if (this.#closed) return;
     this.#options.onEventIn?.(this.#request.target.subgraph);
-    for (const sink of [...this.#sinks]) sink.next(result);
+    const sinks = [...this.#sinks];
+    const last = sinks.length - 1;
+    for (let i = 0; i < sinks.length; i++) sinks[i].next(i === last ? result : structuredClone(result));
   }
 
   fail(error: GraphQLError): void {

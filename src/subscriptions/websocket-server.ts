@@ -6,8 +6,10 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { isAsyncIterable } from 'graphql-yoga';
 import { HeartbeatWheel } from '../streaming/heartbeat-wheel.js';
 import { STREAM_BRIDGE, type StreamBridge } from './stream-bridge.js';
-import type { ClientSubscription, SubscriptionSink } from './open-subscriptions.js';
+import type { ClientSubscription, SubscriptionSink } from './client-subscription.js';
 import { formattedError, jsonOf } from '../streaming/result-json.js';
+import { closeReason, connectionToken, parseMessage, rawText, type SubscribePayload } from './graphql-ws-protocol.js';
+import { requestStateOf } from '../request/request-state.js';
 import type { Logger } from '../telemetry/logger.js';
 import { MASKED_MESSAGE } from '../errors/mask-errors.js';
 
@@ -239,6 +241,10 @@ class Connection {
     const pending: Operation = { pending: new AbortController() };
     this.#operations.set(id, pending);
     const bridge: StreamBridge = { transport: 'ws' };
+    // `req`: what the rate limit reads of a client (its address), without the upgrade request itself.
+    const serverContext = { [STREAM_BRIDGE]: bridge, req: { socket: { remoteAddress: this.#remoteAddress } } };
+    // The request's state, made now: the pipeline's context is a copy of this one and shares it, so a subscription comes back on it.
+    const state = requestStateOf(serverContext);
     let response: Response;
     try {
       const headers = new Headers(this.#headers);
@@ -247,8 +253,7 @@ class Connection {
       if (this.#token !== undefined) headers.set('authorization', this.#token);
       response = await this.#setup.router.fetch(
         new Request(`${this.#origin}${this.#setup.path}`, { method: 'POST', headers, body: JSON.stringify(payload), signal: pending.pending.signal }),
-        // `req`: what the rate limit reads of a client (its address), without the upgrade request itself.
-        { [STREAM_BRIDGE]: bridge, req: { socket: { remoteAddress: this.#remoteAddress } } },
+        serverContext,
       );
     } catch (error) {
       // Aborted because the client completed the operation or left: nobody to tell, nothing went wrong.
@@ -257,15 +262,16 @@ class Connection {
       this.#writeErrors(id, pending, [{ message: MASKED_MESSAGE, extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
       return;
     }
+    const subscription = state.subscription;
     // The client completed the operation, or left, while the router answered it.
     if (this.#operations.get(id) !== pending) {
-      void bridge.subscription?.return();
+      subscription?.cancel();
       return;
     }
-    if (bridge.subscription) {
-      const operation: Operation = { subscription: bridge.subscription };
+    if (subscription) {
+      const operation: Operation = { subscription };
       this.#operations.set(id, operation);
-      bridge.subscription.attach(new WebSocketSink(this, id, operation));
+      subscription.attach(new WebSocketSink(this, id, operation));
       return;
     }
     const result = bridge.result;
@@ -309,7 +315,7 @@ class Connection {
 /** Ends an operation the client completed or left: the request being answered is aborted, the subscription ended. */
 function cancel(operation: Operation): void {
   if ('pending' in operation) operation.pending.abort();
-  else void operation.subscription.return();
+  else operation.subscription.cancel();
 }
 
 /** A `next` message of operation `id` up to its payload, which follows it, then `}`: the part made once per operation. */
@@ -331,82 +337,15 @@ class WebSocketSink implements SubscriptionSink {
     this.#prefix = nextPrefix(id);
   }
 
-  next(json: string): boolean {
+  next(event: ExecutionResult): boolean {
     if (this.#connection.socket.bufferedAmount > MAX_BUFFERED_BYTES) return false;
-    return this.#connection.send(`${this.#prefix}${json}}`);
+    return this.#connection.send(`${this.#prefix}${jsonOf(event)}}`);
   }
 
   end(error: GraphQLError | undefined): void {
     this.#connection.done(this.#id, this.#operation);
     this.#connection.send(JSON.stringify(error ? { id: this.#id, type: 'error', payload: [formattedError(error)] } : { id: this.#id, type: 'complete' }));
   }
-}
-
-interface SubscribePayload {
-  query: string;
-  variables?: Record<string, unknown> | null;
-  operationName?: string | null;
-  extensions?: Record<string, unknown> | null;
-}
-
-type Message =
-  | { type: 'connection_init'; payload?: Record<string, unknown> | null }
-  | { type: 'ping' | 'pong'; payload?: Record<string, unknown> | null }
-  | { type: 'subscribe'; id: string; payload: SubscribePayload }
-  | { type: 'complete'; id: string };
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-const isOptionalObject = (value: unknown) => value === undefined || value === null || isObject(value);
-const isOptionalString = (value: unknown) => value === undefined || value === null || typeof value === 'string';
-
-/** A message of the protocol, or why it is not one (the socket then closes with 4400). */
-function parseMessage(text: string): Message | string {
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    return 'Invalid message received';
-  }
-  if (!isObject(message) || typeof message.type !== 'string') return 'Invalid message received';
-  switch (message.type) {
-    case 'connection_init':
-    case 'ping':
-    case 'pong':
-      return isOptionalObject(message.payload) ? (message as Message) : `Invalid ${message.type} payload`;
-    case 'subscribe': {
-      const payload = message.payload;
-      if (typeof message.id !== 'string' || message.id.length === 0) return 'Invalid subscribe id';
-      if (!isObject(payload) || typeof payload.query !== 'string' || !isOptionalObject(payload.variables) || !isOptionalString(payload.operationName) || !isOptionalObject(payload.extensions)) {
-        return 'Invalid subscribe payload';
-      }
-      return message as Message;
-    }
-    case 'complete':
-      return typeof message.id === 'string' && message.id.length > 0 ? (message as Message) : 'Invalid complete id';
-    default:
-      return `Unexpected message of type ${message.type} received`;
-  }
-}
-
-function rawText(data: RawData): string {
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  return Buffer.from(data as ArrayBuffer).toString('utf8');
-}
-
-/** A close reason fits in 123 bytes (RFC 6455 §5.5). */
-function closeReason(text: string): string {
-  return Buffer.byteLength(text) <= 123 ? text : Buffer.from(text).subarray(0, 120).toString('utf8') + '...';
-}
-
-/** The bearer token a client put in `connection_init` (browsers cannot set headers on a WebSocket). */
-function connectionToken(params: Record<string, unknown> | null | undefined): string | undefined {
-  if (!params) return undefined;
-  for (const key of ['authorization', 'Authorization']) {
-    const value = params[key];
-    if (typeof value === 'string' && value.length > 0) return value;
-  }
-  const headers = params.headers as Record<string, unknown> | undefined;
-  return typeof headers?.authorization === 'string' ? headers.authorization : typeof headers?.Authorization === 'string' ? headers.Authorization : undefined;
 }
 
 /** A refused subscribe (a result with errors only, or an HTTP refusal before execution) as the errors of an `error` message. */

@@ -19,3 +19,14 @@ export function createLogger(options: LoggerOptions): Logger {
     options.destination as pino.DestinationStream | undefined,
   );
 }
+
+/**
+ * What hears the errors masked in a streamed payload (a deferred part, a subscription event): the
+ * client read `Unexpected error.`, the log keeps the error with the operation it was part of, under
+ * one message for both kinds of stream, so one search finds them all.
+ */
+export function maskedErrorLogger(logger: Logger | undefined, operation: string | null | undefined): (error: unknown) => void {
+  return function logMasked(error) {
+    logger?.error({ err: error, operation }, 'unexpected error masked in a streamed payload');
+  };
+}

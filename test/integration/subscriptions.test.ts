@@ -245,6 +245,29 @@ describe('subscriptions', () => {
     }
   });
 
+  it('clients that differ only in client_id complete their events apart; another token of the same holder shares', async () => {
+    // The test before removes its per-caller limit: the change reaches the router a moment later.
+    await eventually(() => stack.router.policies.resolve('Stock').maxSubscriptionsPerPrincipal === undefined, { what: 'no per-caller limit' });
+    const [web, mobile, webAgain] = await Promise.all([
+      mintDevToken(stack.router.keyRing, { sub: 'frank', clientId: 'web' }),
+      mintDevToken(stack.router.keyRing, { sub: 'frank', clientId: 'mobile' }),
+      mintDevToken(stack.router.keyRing, { sub: 'frank', clientId: 'web', ttlSeconds: 1800 }),
+    ]);
+    const watchers = [web, mobile, webAgain].map((token) => {
+      const client = wsClient(stack, { authorization: `Bearer ${token}` });
+      clients.push(client);
+      return watch(client, STOCK, { id: '2' });
+    });
+    await eventually(() => stack.router.subscriptions.size === 3, { what: "frank's three subscriptions open" });
+    // One token holder per client id (subject, scopes, client): two groups, two upstream subscriptions.
+    expect(stack.router.subscriptions.groups).toBe(2);
+    expect(stack.router.upstreams.counts().upstreams).toBe(2);
+    await eventually(async () => (await subgraphSubscriptions(stack)).open === 2, { what: 'two subscriptions at the subgraph' });
+    const next = watchers.map((w) => w.nextEvent());
+    await push(stack, '2', 17);
+    for (const event of await Promise.all(next)) await expectCompleted(stack, event, '2', 17);
+  });
+
   it('the cost limit is checked at subscribe', async () => {
     await setPolicy(stack.db, 'Stock', { costLimit: 1 });
     await eventually(() => stack.router.policies.resolve('Stock').costLimit === 1, { what: 'the policy reached the router' });
