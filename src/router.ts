@@ -24,6 +24,7 @@ import { useRateLimit } from './plugins/use-rate-limit.js';
 import type { TokenBuckets } from './plugins/rate-limit/token-buckets.js';
 import { useAuthentication } from './plugins/use-authentication.js';
 import { useAuthorization } from './plugins/use-authorization.js';
+import { useIntrospectionPermission } from './plugins/use-introspection-permission.js';
 import { useAudit } from './plugins/use-audit.js';
 import { useJwks } from './plugins/use-jwks.js';
 import { useHardening } from './plugins/use-hardening.js';
@@ -91,6 +92,7 @@ export function createRouter(deps: RouterDeps): Router {
   const httpStreams = deps.httpStreams ?? new HttpStreams();
   // GraphiQL's files are loaded on the first request that needs them: a router nobody opens in a browser never parses them.
   const graphiqlAssets = config.graphiql ? lazyGraphiQLAssets() : undefined;
+  const production = config.nodeEnv === 'production';
   const plugins: Plugin[] = [
     // Before every plugin that reads request parameters (yoga checks their types only after all
     // plugins' onParams): a malformed request is 400 before anything else looks at it, and so is one that
@@ -125,7 +127,7 @@ export function createRouter(deps: RouterDeps): Router {
   // headers, counts body bytes and document tokens, and checks limits; audit still records its refusals.
   plugins.push(
     ...useHardening({
-      production: config.nodeEnv === 'production',
+      production,
       maxBodyBytes: config.maxBodyBytes,
       maxDepth: config.maxDepth,
       maxAliases: config.maxAliases,
@@ -140,6 +142,9 @@ export function createRouter(deps: RouterDeps): Router {
   plugins.push(useCompleteness({ metrics, extension: config.completenessExtension }));
   // `@defer` validation, and the incremental format the client reads (the plans stream in it).
   plugins.push(...useIncrementalDelivery({ logger, streams: httpStreams, heartbeatMs: config.subscriptionHeartbeatMs }));
+  // Production introspection by permission (decision 036): the caller is known (authenticated at request parse), the
+  // refusal is labelled and audited by the plugins above, and it comes before any work it saves.
+  if (production) plugins.push(useIntrospectionPermission({ authorizer: deps.authorizer, authenticates: deps.authenticator !== undefined && config.authMode !== 'off', metrics }));
   // Who may see what: cheaper than costing, and a refused request costs nothing more.
   plugins.push(useAuthorization({ authorizer: deps.authorizer, metrics }));
   // Cost first (estimated once per document, before any subgraph call), then the client's cost

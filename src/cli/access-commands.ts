@@ -12,9 +12,9 @@ export function addAccessCommands(program: Command, kit: StoreCommandKit): Comma
   for (const action of ['grant', 'revoke'] as const) {
     permission
       .command(action)
-      .description(action === 'grant' ? 'let a principal read a coordinate or run an operation' : 'remove a rule')
+      .description(action === 'grant' ? 'let a principal read a coordinate, run an operation, or introspect in production' : 'remove a rule')
       .argument('<principal>', 'sub:ID, scope:NAME, client:ID, role:NAME, authenticated or anonymous')
-      .argument('<coordinate>', 'Type.field or operation:Name')
+      .argument('<coordinate>', 'Type.field, operation:Name, or introspection (who may introspect in production)')
       .addOption(databaseOption())
       .addOption(dataDirOption())
       .action(async (principal: string, coordinate: string, options: { databaseUrl?: string; dataDir?: string }) => {
@@ -33,7 +33,7 @@ export function addAccessCommands(program: Command, kit: StoreCommandKit): Comma
     .action(async (options: { json?: boolean; databaseUrl?: string; dataDir?: string }) => {
       const rules = await withDatabase(storeConfig(options), listPermissions);
       if (options.json) console.log(JSON.stringify(rules, null, 2));
-      else if (rules.length === 0) console.log('no rule is set: the default applies to every coordinate');
+      else if (rules.length === 0) console.log('no rule is set: the default applies to every coordinate, and nobody may introspect in production');
       else for (const rule of rules) console.log(`${rule.coordinate.padEnd(32)}  ${rule.principal}`);
     });
 

@@ -81,7 +81,7 @@ export const configSchema = z
     requestTimeoutMs: positiveMs.default(300_000),
     /** Folder of the embedded database and local state. Default `.switchyard`. */
     dataDir: z.string().min(1).default('.switchyard'),
-    /** `production` turns off GraphiQL, introspection and field suggestions. */
+    /** `production` turns off GraphiQL and field suggestions, and introspection but for callers an `introspection` permission rule names (decision 036). */
     nodeEnv: z.enum(['development', 'production', 'test']).default('development'),
     /** pino log level. Default `info`. */
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

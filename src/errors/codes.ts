@@ -34,7 +34,7 @@ export const ERROR_CODES = {
   AUTH_UNAVAILABLE: { status: 503, title: 'Authentication unavailable', retryable: true, description: 'The identity provider’s keys (JWKS) could not be fetched; the token could not be checked.' },
   TOKEN_EXCHANGE_FAILED: { status: 502, title: 'Subgraph token refused', retryable: false, description: 'The token endpoint refused to issue a token for a subgraph; only that subgraph’s sections fail.' },
   TOKEN_EXCHANGE_UNAVAILABLE: { status: 503, title: 'Token endpoint unavailable', retryable: true, description: 'The token endpoint could not be reached; only that subgraph’s sections fail.' },
-  FORBIDDEN: { status: 403, title: 'Forbidden', retryable: false, description: 'The caller may not read this field or run this operation.' },
+  FORBIDDEN: { status: 403, title: 'Forbidden', retryable: false, description: 'The caller may not read this field or run this operation, or (in production) introspect without an `introspection` permission rule.' },
   COST_LIMIT_EXCEEDED: { status: 400, title: 'Query cost over the limit', retryable: false, description: 'The estimated cost of the operation exceeds its policy limit.' },
   SUBGRAPH_COST_EXCEEDED: { status: 200, title: 'Subgraph cost budget exceeded', retryable: false, description: 'One subgraph’s share of the cost exceeded its budget; only its sections were skipped.' },
   QUEUE_FULL: { status: 503, title: 'Operation queue full', retryable: true, description: 'The operation is at capacity and its queue is full; retry with the waiting ticket.' },

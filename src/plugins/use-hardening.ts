@@ -1,7 +1,6 @@
-// Request hardening: body size, CSRF prevention, document limits (graphql-armor), introspection and suggestions off in production.
+// Request hardening: body size, CSRF prevention, document limits (graphql-armor), suggestions off in production.
 import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { useDisableIntrospection } from '@graphql-yoga/plugin-disable-introspection';
 import { GraphQLError, type ValidationContext } from 'graphql';
 import type { FetchAPI, Plugin } from 'graphql-yoga';
 import { configSchema } from '../config/schema.js';
@@ -9,7 +8,10 @@ import { requestError } from '../errors/client-error.js';
 import type { ErrorCode } from '../errors/codes.js';
 
 export interface HardeningOptions {
-  /** Production: introspection is refused and errors carry no "Did you mean …?" suggestions. Default false. */
+  /**
+   * Production: errors carry no "Did you mean …?" suggestions. Default false. (Introspection in
+   * production is use-introspection-permission's: it needs the caller, known only after authentication.)
+   */
   production?: boolean;
   /** Largest accepted request body, in bytes: beyond it 413 REQUEST_TOO_LARGE, before the body is parsed. Default from config (1 MiB). */
   maxBodyBytes?: number;
@@ -52,15 +54,15 @@ const HARDENING_DEFAULTS: Readonly<Required<HardeningOptions>> = Object.freeze({
  *    owns cost). Refusals are 400 with GRAPHQL_PARSE_FAILED (tokens) or GRAPHQL_VALIDATION_FAILED
  *    and `extensions.limit = { name, max, found? }`; they are GraphQLErrors without an original
  *    error, so yoga's masking lets them through. No subgraph is called.
- * 4. Production only: introspection refused (GraphiQL needs it in development) and suggestions
- *    removed from error messages.
+ * 4. Production only: suggestions removed from error messages. Introspection is not refused here:
+ *    in production it needs a permission rule (use-introspection-permission, decision 036).
  */
 export function useHardening(options: HardeningOptions = {}): Plugin[] {
   const settings = { ...HARDENING_DEFAULTS, ...definedOnly(options) };
   const plugins: Plugin[] = [useBodyLimit(settings.maxBodyBytes)];
   if (settings.csrf) plugins.push(useCsrf());
   plugins.push(...armorPlugins(settings));
-  if (settings.production) plugins.push(useDisableIntrospection(), useNoSuggestions());
+  if (settings.production) plugins.push(useNoSuggestions());
   return plugins;
 }
 

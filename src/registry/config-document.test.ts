@@ -100,7 +100,7 @@ extra: true
       'line 9, policies."bad-name".foo: Unrecognized key: "foo"',
       'line 11, permissions."Review.body"[2]: invalid principal "nope": use sub:ID, scope:NAME, client:ID, role:NAME, authenticated or anonymous',
       'line 11, permissions."Review.body"[1]: scope:a is listed twice',
-      'line 12, permissions.bad: invalid coordinate "bad": use Type.field or operation:Name',
+      'line 12, permissions.bad: invalid coordinate "bad": use Type.field, operation:Name or introspection',
       'line 14, cacheRules.Product.maxAgeSeconds: max age must be a whole number of seconds, 0 or more (got -1)',
       'line 14, cacheRules.Product.scope: unknown scope "shared": use public (shared by everyone) or private (per principal)',
       'line 15, cacheRules."Product.price".maxAgeSeconds: max age must be a whole number of seconds, 0 or more (got undefined)',
@@ -109,6 +109,14 @@ extra: true
       'line 17, trustedDocuments[0].documents[1]: document a is named twice (an id belongs to one manifest)',
       'line 18, trustedDocuments[1].client: name the client the manifest was published for',
       'line 19, extra: Unrecognized key: "extra"',
+    ]);
+  });
+
+  it('takes the introspection rule in permissions, and refuses its near misses by name', () => {
+    expect(readConfigYaml('version: 1\npermissions:\n  introspection: [role:developer, scope:schema:read]\n')).toEqual({ version: 1, permissions: { introspection: ['role:developer', 'scope:schema:read'] } });
+    expect(problemsOf('version: 1\npermissions:\n  Introspection: [role:developer]\n  Query.__schema: [role:developer]\n')).toEqual([
+      'line 3, permissions.Introspection: invalid coordinate "Introspection": did you mean introspection (lower case, nothing around it)?',
+      'line 4, permissions."Query.__schema": invalid coordinate "Query.__schema": introspection fields take no rule of their own; use introspection (who may introspect in production)',
     ]);
   });
 

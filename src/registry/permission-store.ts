@@ -1,4 +1,4 @@
-// Authorization rules (table `permissions`): who may read a coordinate or run an operation; and the in-memory book routers read.
+// Authorization rules (table `permissions`): who may read a coordinate, run an operation or introspect; and the in-memory book routers read.
 import type { Queryable } from './database.js';
 
 export interface PermissionRule {
@@ -8,7 +8,13 @@ export interface PermissionRule {
 }
 
 const PRINCIPAL = /^((sub|scope|client|role):\S{1,200}|authenticated|anonymous)$/;
-const COORDINATE = /^([_A-Za-z][_0-9A-Za-z]*\.[_A-Za-z][_0-9A-Za-z]*|operation:[_A-Za-z][_0-9A-Za-z]*)$/;
+const COORDINATE = /^([_A-Za-z][_0-9A-Za-z]*\.[_A-Za-z][_0-9A-Za-z]*|operation:[_A-Za-z][_0-9A-Za-z]*|introspection)$/;
+
+/** The coordinate of the rule that lets its principals introspect the schema in production (decision 036). */
+export const INTROSPECTION = 'introspection';
+
+/** `__schema`, `__type`, `Query.__schema`...: introspection fields, which no field rule guards (the guards skip `__` fields). */
+const INTROSPECTION_FIELD = /^([_A-Za-z][_0-9A-Za-z]*\.)?__(schema|type)$/i;
 
 export class InvalidPermissionError extends Error {
   constructor(message: string) {
@@ -22,13 +28,27 @@ export function principalProblem(principal: unknown): string | undefined {
   return typeof principal === 'string' && PRINCIPAL.test(principal) ? undefined : `invalid principal "${String(principal)}": use sub:ID, scope:NAME, client:ID, role:NAME, authenticated or anonymous`;
 }
 
-/** Why `coordinate` cannot be protected by a permission, or undefined. */
+/**
+ * Why `coordinate` cannot be protected by a permission, or undefined. Near misses of `introspection`
+ * are named as such: another spelling (`Introspection`, `introspection:`) or an introspection field
+ * (`Query.__schema`, `__type`) would be a rule that allows nothing, its author believing otherwise.
+ */
 export function permissionCoordinateProblem(coordinate: unknown): string | undefined {
-  return typeof coordinate === 'string' && COORDINATE.test(coordinate) ? undefined : `invalid coordinate "${String(coordinate)}": use Type.field or operation:Name`;
+  if (typeof coordinate !== 'string') return `invalid coordinate "${String(coordinate)}": use Type.field, operation:Name or introspection`;
+  if (INTROSPECTION_FIELD.test(coordinate)) return `invalid coordinate "${coordinate}": introspection fields take no rule of their own; use introspection (who may introspect in production)`;
+  if (COORDINATE.test(coordinate)) return undefined;
+  if (/^introspect/.test(coordinate.toLowerCase().replace(/[^a-z]/g, ''))) return `invalid coordinate "${coordinate}": did you mean introspection (lower case, nothing around it)?`;
+  return `invalid coordinate "${coordinate}": use Type.field, operation:Name or introspection`;
 }
 
-function validate(principal: string, coordinate: string): void {
-  const problem = principalProblem(principal) ?? permissionCoordinateProblem(coordinate);
+/**
+ * A grant must name a coordinate a rule can guard. A revoke takes any coordinate of the table's shape
+ * as well: a row granted before near misses were refused (`Query.__schema`) can still be removed, by
+ * `permission revoke` or by `config apply --prune`.
+ */
+function validate(principal: string, coordinate: string, action: 'grant' | 'revoke'): void {
+  const removable = action === 'revoke' && COORDINATE.test(coordinate);
+  const problem = principalProblem(principal) ?? (removable ? undefined : permissionCoordinateProblem(coordinate));
   if (problem) throw new InvalidPermissionError(problem);
 }
 
@@ -39,14 +59,14 @@ export async function listPermissions(db: Queryable): Promise<PermissionRule[]> 
 
 /** Adds a rule; true if it was new. */
 export async function grantPermission(db: Queryable, principal: string, coordinate: string): Promise<boolean> {
-  validate(principal, coordinate);
+  validate(principal, coordinate, 'grant');
   const { rowCount } = await db.query('insert into permissions (principal, coordinate) values ($1, $2) on conflict do nothing', [principal, coordinate]);
   return (rowCount ?? 0) > 0;
 }
 
 /** Removes a rule; true if it existed. */
 export async function revokePermission(db: Queryable, principal: string, coordinate: string): Promise<boolean> {
-  validate(principal, coordinate);
+  validate(principal, coordinate, 'revoke');
   const { rowCount } = await db.query('delete from permissions where principal = $1 and coordinate = $2', [principal, coordinate]);
   return (rowCount ?? 0) > 0;
 }

@@ -108,7 +108,7 @@ setMaxListeners(0, NEVER);
  * | `subscription` | OpenSubscriptions.open (subscriptions/, through use-subscriptions) | the transport that writes it (websocket-server.ts, http-subscriptions.ts, use-subscriptions) |
  * | `subgraphsCalled` | subgraph executors | access line, audit row |
  * | `stale`, `cache` | section cache | use-completeness |
- * | `refusal` | `errorResponse`, and the refusals thrown in `onParams` (request validation, trusted documents): a refusal before execution | access line, audit row |
+ * | `refusal` | `errorResponse`, the refusals thrown in `onParams` (request validation, trusted documents), and use-introspection-permission's: a refusal before execution | access line, audit row |
  *
  * The state is made by the first hook that asks for it (`requestStateOf`, in use-telemetry's
  * `onRequest` when telemetry is on) and joins the context then; `graph` is set when the request is
@@ -151,7 +151,7 @@ export class RequestState {
   stale: StaleSection[] | undefined = undefined;
   /** Set by the section cache when the request ran a plan whose parts it considered. */
   cache: CacheNotes | undefined = undefined;
-  /** The code of the refusal that answered the request before execution (`errorResponse`, or thrown in `onParams`), for the access line and audit row. */
+  /** The code of the refusal that answered the request before execution (`errorResponse`, thrown in `onParams`, or a production introspection refused), for the access line and audit row. */
   refusal: ErrorCode | undefined = undefined;
   #request: Request | undefined = undefined;
   #response: ServerResponse | undefined = undefined;

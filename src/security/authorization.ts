@@ -1,7 +1,7 @@
 // Authorization decisions: table rules (principal → coordinate) and @authenticated / @requiresScopes, once per document and principal set.
 import { defaultFieldResolver, getNamedType, isAbstractType, isObjectType, type DocumentNode, type GraphQLSchema } from 'graphql';
 import { BoundedMap } from '../cache/bounded-map.js';
-import type { PermissionBook } from '../registry/permission-store.js';
+import { INTROSPECTION, type PermissionBook } from '../registry/permission-store.js';
 import { analyseOperation, type OperationAnalysis } from '../request/operation-analysis.js';
 import { requestStateOf } from '../request/request-state.js';
 import type { Principal } from './authentication/principal.js';
@@ -72,6 +72,8 @@ export interface AuthorizerOptions {
  * 5. A decision that denies fields without refusing the request carries the operation with those
  *    fields pruned (see prune-denied.ts), computed with it and memoised with it: no subgraph is asked
  *    for them, and a request pays for pruning only the first time its document meets its principals.
+ * 6. The `introspection` rule says who may introspect in production (`mayIntrospect`, asked by
+ *    use-introspection-permission, decision 036): it names no field, so no decision reads it.
  */
 export class Authorizer {
   readonly #book: PermissionBook;
@@ -133,6 +135,16 @@ export class Authorizer {
       if (principal.startsWith('scope:') || principal === 'authenticated' || principal === 'anonymous' || this.#book.names(principal)) decisive.push(principal);
     }
     return decisive.sort().join(' ');
+  }
+
+  /**
+   * Whether one of the caller's principals holds the `introspection` rule (decision 036): read live
+   * from the same book as every other rule. No rule at all means nobody: the production default.
+   */
+  mayIntrospect(principals: ReadonlySet<string>): boolean {
+    const rules = this.#book.principalsFor(INTROSPECTION);
+    if (rules) for (const principal of rules) if (principals.has(principal)) return true;
+    return false;
   }
 
   #allowed(coordinate: string, principals: ReadonlySet<string>, root: boolean): boolean {

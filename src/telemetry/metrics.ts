@@ -209,7 +209,7 @@ function admissionMetrics(registry: Registry) {
   rateLimited: new Counter({ name: METRIC.rateLimited, help: 'Requests refused by the cost rate limit.', labelNames: ['operation'], registers: [registry] }),
   rateLimitFallbacks: new Counter({ name: METRIC.rateLimitFallbacks, help: "Rate-limit decisions taken from this router's own buckets because Redis did not answer.", registers: [registry] }),
   authFailures: new Counter({ name: METRIC.authFailures, help: 'Requests refused by authentication, by reason (missing, invalid, unavailable).', labelNames: ['reason'], registers: [registry] }),
-  forbidden: new Counter({ name: METRIC.forbidden, help: 'Authorization denials: whole requests, or requests with denied fields.', labelNames: ['scope'], registers: [registry] }),
+  forbidden: new Counter({ name: METRIC.forbidden, help: 'Authorization denials: whole requests, requests with denied fields, or introspection refused in production.', labelNames: ['scope'], registers: [registry] }),
   subgraphTokens: new Counter({ name: METRIC.subgraphTokens, help: 'Per-subgraph tokens obtained (minted or exchanged, cached or not) and failures.', labelNames: ['subgraph', 'result'], registers: [registry] }),
   };
 }

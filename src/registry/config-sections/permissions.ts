@@ -1,4 +1,4 @@
-// The `permissions` section: by coordinate (`Type.field` or `operation:Name`), the principals allowed on it; each grant is one item.
+// The `permissions` section: by coordinate (`Type.field`, `operation:Name` or `introspection`), the principals allowed on it; each grant is one item.
 import { z } from 'zod';
 import { assertNever } from '../../errors/assert-never.js';
 import { grantPermission, listPermissions, permissionCoordinateProblem, principalProblem, revokePermission } from '../permission-store.js';
