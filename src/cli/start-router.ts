@@ -152,6 +152,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     metrics,
     logger,
     policies,
+    cors,
     queues,
     rateLimitBuckets,
     keyRing,
