@@ -7,6 +7,8 @@ import type { Logger } from './telemetry/logger.js';
 import type { RouterMetrics } from './telemetry/metrics.js';
 import type { Tracing } from './telemetry/tracing.js';
 import { useMetrics } from './plugins/use-metrics.js';
+import { useCors } from './plugins/use-cors.js';
+import { CorsBook } from './registry/cors-book.js';
 import { useDashboard } from './plugins/use-dashboard.js';
 import { useGraphiQLAssets } from './plugins/use-graphiql-assets.js';
 import { lazyGraphiQLAssets } from './graphiql/graphiql-assets.js';
@@ -51,6 +53,8 @@ export interface RouterDeps {
   logger: Logger;
   /** Ops policies per operation, kept current by the registry's change feed. */
   policies: PolicyBook;
+  /** The CORS allow-list, kept current by the change feed. Default: the `corsOrigins` setting alone. */
+  cors?: CorsBook;
   /** Buckets of the cost rate limit (Redis shared by every router, or this process's own); default: this process's own. */
   rateLimitBuckets?: TokenBuckets;
   /** Per-operation queues (the plugin and its live-policy hook), owned by the process. */
@@ -94,6 +98,8 @@ export function createRouter(deps: RouterDeps): Router {
   const graphiqlAssets = config.graphiql ? lazyGraphiQLAssets() : undefined;
   const production = config.nodeEnv === 'production';
   const plugins: Plugin[] = [
+    // First: a preflight is answered before anything reads the request; every answer, refusals included, gets its CORS headers.
+    useCors({ book: deps.cors ?? new CorsBook(config.corsOrigins), logger }),
     // Before every plugin that reads request parameters (yoga checks their types only after all
     // plugins' onParams): a malformed request is 400 before anything else looks at it, and so is one that
     // names its document twice, whatever the trusted-documents mode (off adds no plugin of its own).
@@ -171,6 +177,8 @@ export function createRouter(deps: RouterDeps): Router {
     // GraphQL over HTTP's persisted documents: `documentId` is a body member yoga would otherwise refuse.
     extraParamNames: trusted ? TRUSTED_DOCUMENT_PARAMS : undefined,
     healthCheckEndpoint: '/healthz',
+    // CORS is useCors's, by the live allow-list: yoga's reflects any origin (use-cors.ts says why it is not used).
+    cors: false,
     landingPage: false,
     // A token only matters when the router accepts development tokens and authentication is on.
     graphiql: graphiqlAssets ? graphiqlOptions(openingTab({ document: deps.graphiqlDocument, devTokenHint: config.devIssuer && config.authMode !== 'off' })) : false,

@@ -71,7 +71,7 @@ export function addConfigCommands(program: Command, kit: StoreCommandKit): Comma
 
   config
     .command('export')
-    .description('write subgraph URLs and routes, policies, permissions, cache rules and trusted-document manifests (by id) as YAML')
+    .description('write subgraph URLs and routes, policies, permissions, cache rules, trusted-document manifests (by id) and CORS origins as YAML')
     .option('-o, --output <file>', 'write to this file (default: standard output)')
     .addOption(kit.databaseOption())
     .addOption(kit.dataDirOption())

@@ -12,9 +12,11 @@ import { InvalidPolicyError } from '../registry/policy-store.js';
 import { InvalidPermissionError } from '../registry/permission-store.js';
 import { InvalidManifestError } from '../registry/trusted-documents.js';
 import { InvalidCacheRuleError } from '../registry/cache-store.js';
+import { InvalidCorsRuleError } from '../registry/cors-store.js';
 import { addAccessCommands } from './access-commands.js';
 import { addCacheCommands, type StoreCommandKit } from './cache-commands.js';
 import { addConfigCommands } from './config-commands.js';
+import { addCorsCommands } from './cors-commands.js';
 import { addOperationRegistryCommands } from './operation-registry-commands.js';
 import { addPolicyCommands } from './policy-commands.js';
 import { addServeCommands } from './serve-commands.js';
@@ -49,6 +51,7 @@ function buildProgram(): Command {
   addSubgraphCommands(program, kit);
   addPolicyCommands(program, kit);
   addCacheCommands(program, kit);
+  addCorsCommands(program, kit);
   addOperationRegistryCommands(program, kit);
   addAccessCommands(program, kit);
   addConfigCommands(program, kit);
@@ -72,7 +75,14 @@ function report(error: unknown): number {
     console.error(formatCompositionErrors(error));
     return 1;
   }
-  if (error instanceof InvalidSubgraphError || error instanceof InvalidManifestError || error instanceof InvalidPolicyError || error instanceof InvalidPermissionError || error instanceof InvalidCacheRuleError) {
+  if (
+    error instanceof InvalidSubgraphError ||
+    error instanceof InvalidManifestError ||
+    error instanceof InvalidPolicyError ||
+    error instanceof InvalidPermissionError ||
+    error instanceof InvalidCacheRuleError ||
+    error instanceof InvalidCorsRuleError
+  ) {
     console.error(`error: ${error.message}`);
     return 2;
   }

@@ -7,6 +7,8 @@ import type { Database } from '../registry/database.js';
 import { migrate } from '../registry/migrate.js';
 import { isRegistryTopic, watchChanges, type RegistryTopic } from '../registry/change-feed.js';
 import { DEFAULT_COST_LIMIT, listPolicies, PolicyBook } from '../registry/policy-store.js';
+import { CorsBook } from '../registry/cors-book.js';
+import { listCorsRules } from '../registry/cors-store.js';
 import type { RouteMetadata } from '../registry/route.js';
 import { resolveRoute, SubgraphHealthBook } from '../resilience/subgraph-health.js';
 import { createSubgraphExecutor } from '../gateway/subgraph-executor.js';
@@ -111,6 +113,8 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
   // With one, it is a row (migration 007) that ops change or clear.
   const policies = new PolicyBook(config.supergraphFile ? { costLimit: DEFAULT_COST_LIMIT } : {});
   const permissions = new PermissionBook();
+  // The start list (SWITCHYARD_CORS_ORIGINS, else the environment's default), the registry's rules merged in live.
+  const cors = new CorsBook(config.corsOrigins);
   // Waiting tickets go to the database when there is one, so any instance honours them.
   const queues = createOperationQueues({ policies, metrics, tickets: database ? databaseTicketStore(database) : memoryTicketStore() });
   // A supergraph composed elsewhere needs no registry: keys live in memory, policies (but the built-in cost limit) and permissions stay empty.
@@ -122,7 +126,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
   const sourceDeps = graphSourceDeps({ config, graph, metrics, logger, tracing, dispatcher, keyRing, sectionCache });
   if (database) {
     const registry = createRegistryGraphSource({ db: database, warmOperations: config.warmOperations, ...sourceDeps });
-    const handlers = topicHandlers({ database, registry, permissions, keyRing, trustedDocuments: store?.trustedDocuments, policies, queues, sectionCache });
+    const handlers = topicHandlers({ database, registry, permissions, keyRing, trustedDocuments: store?.trustedDocuments, policies, queues, sectionCache, cors });
     // One feed for every live table: each topic reloads its own in-memory copy.
     const feed = await watchChanges(
       database,
@@ -148,6 +152,7 @@ async function startServices(options: StartRouterOptions, logger: Logger, resour
     metrics,
     logger,
     policies,
+    cors,
     queues,
     rateLimitBuckets,
     keyRing,
@@ -186,11 +191,12 @@ interface TopicReloads {
   readonly policies: PolicyBook;
   readonly queues: OperationQueues;
   readonly sectionCache: RouterSectionCacheHandle | undefined;
+  readonly cors: CorsBook;
 }
 
 /** The in-memory copy each topic of the change feed reloads. */
 function topicHandlers(reloads: TopicReloads): TopicHandlers {
-  const { database, registry, permissions, keyRing, trustedDocuments, policies, queues, sectionCache } = reloads;
+  const { database, registry, permissions, keyRing, trustedDocuments, policies, queues, sectionCache, cors } = reloads;
   return {
     subgraphs: () => registry.reload(),
     permissions: async () => permissions.replace(await listPermissions(database)),
@@ -204,6 +210,7 @@ function topicHandlers(reloads: TopicReloads): TopicHandlers {
     // The section cache's rules and purges, when it is on (without it, nothing to reload).
     cache_rules: async () => sectionCache?.onRegistryChange('cache_rules'),
     cache_purges: async () => sectionCache?.onRegistryChange('cache_purges'),
+    cors: async () => cors.replace(await listCorsRules(database)),
   };
 }
 

@@ -58,6 +58,7 @@ export const ENV_NAMES = {
   maxDirectives: 'SWITCHYARD_MAX_DIRECTIVES',
   maxTokens: 'SWITCHYARD_MAX_TOKENS',
   maxJsonDepth: 'SWITCHYARD_MAX_JSON_DEPTH',
+  corsOrigins: 'SWITCHYARD_CORS_ORIGINS',
   otlpEndpoint: 'OTEL_EXPORTER_OTLP_ENDPOINT',
   serviceName: 'OTEL_SERVICE_NAME',
   traceSampleRatio: 'SWITCHYARD_TRACE_SAMPLE_RATIO',

@@ -49,6 +49,8 @@ export function loadConfig(overrides: Partial<Record<keyof ConfigInput, unknown>
     ...parsed,
     graphiql: parsed.graphiql ?? !production, dashboard: parsed.dashboard ?? !production, devIssuer: parsed.devIssuer ?? !production, trustedDocuments: parsed.trustedDocuments ?? (production ? 'allow' : 'off'),
     workers: parsed.workers === 'auto' ? availableParallelism() : parsed.workers,
+    // Production: no cross-origin access until ops allow an origin; elsewhere any origin (decision 037).
+    corsOrigins: parsed.corsOrigins ?? (production ? [] : ['*']),
   };
   const conflicts = (options.purpose ?? 'router') === 'router' ? configConflicts(config) : [];
   if (conflicts.length > 0) throw new ConfigError(conflicts);

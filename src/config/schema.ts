@@ -1,5 +1,6 @@
 // The router's configuration schema: every setting, its default and its unit, validated once at start.
 import { z } from 'zod';
+import { corsOriginProblem } from './cors-origins.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const positiveMs = z.coerce.number().int().positive();
@@ -167,6 +168,24 @@ export const configSchema = z
     authorizationDefault: z.enum(['open', 'closed']).default('open'),
     /** Largest accepted request body, in bytes (413 beyond). Default 1 MiB. */
     maxBodyBytes: positiveMs.default(1_048_576),
+    /**
+     * The CORS allow-list the router starts with (decision 037), comma-separated: exact origins
+     * (`https://app.example.com`) or patterns (`https://*.example.com`, `http://localhost:*`, `*`), each
+     * with the default methods (GET, POST), the request's headers, no credentials, no max age. The
+     * registry's rules (`switchyard cors set`) are added to it live and win for the same entry. `none`:
+     * no origin. Default `*` (any origin) in development and test, none in production.
+     */
+    corsOrigins: z
+      .union([z.string(), z.array(z.string())])
+      .transform((value, context) => {
+        const list = (Array.isArray(value) ? value : value.trim() === 'none' ? [] : value.split(',')).map((s) => s.trim()).filter(Boolean);
+        for (const origin of list) {
+          const problem = corsOriginProblem(origin);
+          if (problem) context.addIssue({ code: 'custom', message: problem });
+        }
+        return [...new Set(list)];
+      })
+      .optional(),
     /** Deepest selection nesting accepted. Default 12. */
     maxDepth: positiveMs.default(12),
     /** Most aliases in one document. Default 30. */
@@ -257,5 +276,12 @@ type ParsedConfig = z.output<typeof configSchema>;
 export const configDefaults: Readonly<ParsedConfig> = Object.freeze(configSchema.parse({}));
 /** The validated settings; `workers: 'auto'` is resolved to a number of processes by then. */
 export type Config = Readonly<
-  Omit<ParsedConfig, 'graphiql' | 'dashboard' | 'devIssuer' | 'trustedDocuments' | 'workers'> & { graphiql: boolean; dashboard: boolean; devIssuer: boolean; trustedDocuments: 'off' | 'allow' | 'enforce'; workers: number }
+  Omit<ParsedConfig, 'graphiql' | 'dashboard' | 'devIssuer' | 'trustedDocuments' | 'workers' | 'corsOrigins'> & {
+    graphiql: boolean;
+    dashboard: boolean;
+    devIssuer: boolean;
+    trustedDocuments: 'off' | 'allow' | 'enforce';
+    workers: number;
+    corsOrigins: readonly string[];
+  }
 >;

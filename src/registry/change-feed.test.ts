@@ -21,7 +21,7 @@ describe('registry change topics', () => {
   it('knows every topic the migrations create', async () => {
     const { rows } = await db.query<{ topic: string }>('select topic from registry_changes order by topic');
     expect(rows.map((row) => row.topic).filter((topic) => !isRegistryTopic(topic))).toEqual([]);
-    expect(rows.map((row) => row.topic)).toEqual(['cache_purges', 'cache_rules', 'permissions', 'policies', 'signing_keys', 'subgraphs', 'trusted_documents']);
+    expect(rows.map((row) => row.topic)).toEqual(['cache_purges', 'cache_rules', 'cors', 'permissions', 'policies', 'signing_keys', 'subgraphs', 'trusted_documents']);
   });
 
   it('passes on every topic once at start, a topic it does not know included', async () => {
@@ -29,7 +29,7 @@ describe('registry change topics', () => {
     const topics: string[] = [];
     const feed = await watchChanges(db, (topic) => void topics.push(topic), { pollMs: 60_000 });
     await feed.stop();
-    expect(topics).toEqual(['cache_purges', 'cache_rules', 'from_a_newer_router', 'permissions', 'policies', 'signing_keys', 'subgraphs', 'trusted_documents']);
+    expect(topics).toEqual(['cache_purges', 'cache_rules', 'cors', 'from_a_newer_router', 'permissions', 'policies', 'signing_keys', 'subgraphs', 'trusted_documents']);
     expect(topics.filter((topic) => !isRegistryTopic(topic))).toEqual(['from_a_newer_router']);
   });
 });

@@ -24,7 +24,7 @@ export interface ChangeFeed {
  * (schema/db/*.sql). A router reloads each one into memory when its version moves. The feed still
  * passes on any topic it reads, so a router meets the topic of a newer migration without failing.
  */
-const REGISTRY_TOPICS = ['subgraphs', 'policies', 'signing_keys', 'permissions', 'trusted_documents', 'cache_rules', 'cache_purges'] as const;
+const REGISTRY_TOPICS = ['subgraphs', 'policies', 'signing_keys', 'permissions', 'trusted_documents', 'cache_rules', 'cache_purges', 'cors'] as const;
 
 export type RegistryTopic = (typeof REGISTRY_TOPICS)[number];
 

@@ -14,13 +14,14 @@ const LIVE: ConfigDocument = {
     { client: 'web', version: '1.0', documents: ['a', 'b'] },
     { client: 'web', version: '2.0', documents: ['c'] },
   ],
+  cors: { 'https://app.example.com': { credentials: true, maxAgeSeconds: 600 } },
 };
 
 describe('configuration diff', () => {
   it('finds nothing to do when the file says what the registry holds', () => {
     for (const prune of [false, true]) {
       const diff = diffConfig(LIVE, LIVE, { prune });
-      expect(diff).toEqual({ changes: [], leftAlone: [], problems: [], sections: ['subgraphs', 'policies', 'permissions', 'cacheRules', 'trustedDocuments'] });
+      expect(diff).toEqual({ changes: [], leftAlone: [], problems: [], sections: ['subgraphs', 'policies', 'permissions', 'cacheRules', 'trustedDocuments', 'cors'] });
       expect(formatDiff(diff)).toBe('no changes');
     }
   });
@@ -75,7 +76,7 @@ describe('configuration diff', () => {
     expect(formatDiff(diff)).toBe(
       [
         'left alone, not in the file (--prune removes them): policy Old; permission Review.body: role:admin; permission Review.body: scope:reviews',
-        'not in the file, so not managed by it: subgraphs, cacheRules, trustedDocuments',
+        'not in the file, so not managed by it: subgraphs, cacheRules, trustedDocuments, cors',
         'no changes',
       ].join('\n'),
     );
@@ -100,7 +101,7 @@ describe('configuration diff', () => {
         '- permission Review.body: scope:reviews',
         '- trusted documents of web 1.0: 2 (a, b)',
         'left alone, not in the file (subgraphs are removed by switchyard subgraph remove): subgraph reviews',
-        'not in the file, so not managed by it: cacheRules',
+        'not in the file, so not managed by it: cacheRules, cors',
         '0 to add, 0 to change, 4 to remove',
       ].join('\n'),
     );

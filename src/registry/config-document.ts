@@ -14,7 +14,7 @@ export const CONFIG_FORMAT_VERSION = 1;
 
 type Section = (typeof SECTIONS)[number];
 
-/** The name of a section of the file (`subgraphs`, `policies`, `permissions`, `cacheRules`, `trustedDocuments`). */
+/** The name of a section of the file (`subgraphs`, `policies`, `permissions`, `cacheRules`, `trustedDocuments`, `cors`). */
 export type ConfigSection = Section['name'];
 
 /**

@@ -75,6 +75,7 @@ describe('configuration as code', () => {
       permissions: { 'Query.b': ['role:admin', 'scope:reviews:read'], 'operation:AdminPage': ['role:admin'] },
       cacheRules: { Query: { maxAgeSeconds: 0, staleSeconds: 30 }, 'Query.a': { maxAgeSeconds: 60, scope: 'public' } },
       trustedDocuments: [{ client: 'web', version: '1.2.0', documents: ['page-1', 'page-2'] }],
+      cors: {},
     });
     expect(writeConfigYaml(await readLiveConfig(live))).toBe(writeConfigYaml(exported));
   });

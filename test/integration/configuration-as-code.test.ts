@@ -154,7 +154,7 @@ describe(`configuration as code (${databaseKind} database)`, () => {
         '~ policy *',
         '    costLimit: 50000 → 20000',
         '- policy ProductPage  (maxConcurrency: 20, queueLength: 50, maxWaitMs: 2000)',
-        'not in the file, so not managed by it: subgraphs, permissions, cacheRules, trustedDocuments',
+        'not in the file, so not managed by it: subgraphs, permissions, cacheRules, trustedDocuments, cors',
         '0 to add, 1 to change, 1 to remove',
         'dry run: nothing was changed',
       ]);

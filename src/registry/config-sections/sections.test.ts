@@ -5,6 +5,7 @@ import { createTestStore, openMigrated, type TestStore } from '../../../test/hel
 import { assertNever } from '../../errors/assert-never.js';
 import { queryAudit } from '../audit-store.js';
 import { setCacheRule } from '../cache-store.js';
+import { setCorsRule } from '../cors-store.js';
 import { diffConfig, formatDiff } from '../config-diff.js';
 import { InvalidConfigFileError, readConfigYaml, writeConfigYaml, type ConfigDocument, type ConfigSection } from '../config-document.js';
 import { applyConfig, CONFIG_APPLY_ACTION, readLiveConfig, type ApplyOptions } from '../config-store.js';
@@ -91,6 +92,14 @@ const FIXTURES: Record<ConfigSection, { configure(db: Database): Promise<unknown
     // A manifest the file does not name, for --prune to withdraw.
     prepare: async (db) => [await publishTrustedDocuments(db, manifest('web', 'page-1')), await publishTrustedDocuments(db, manifest('ios', 'ios-1'))],
   },
+  cors: {
+    configure: async (db) => [
+      await setCorsRule(db, { origin: 'https://app.example.com', headers: ['Content-Type', 'authorization'], credentials: true, maxAgeSeconds: 600 }),
+      await setCorsRule(db, { origin: 'https://*.example.com', methods: ['post'] }),
+    ],
+    // A rule the file does not name, for --prune to remove.
+    prepare: (db) => setCorsRule(db, { origin: 'http://localhost:*' }),
+  },
 };
 
 describe('configuration sections by descriptor', () => {
@@ -149,7 +158,7 @@ describe('configuration sections by descriptor', () => {
     const desired = readConfigYaml('version: 1\nnotes:\n  welcome: { body: hello }\n  fresh: { body: new, pinned: false }\n', 'notes.yaml', WITH_NOTES);
     const outcome = await applyConfig(live, desired, { ...APPLY, prune: true, source: 'notes.yaml', sections: WITH_NOTES });
     const lines = ['+ note fresh  (body: "new", pinned: false)', '- note old  (body: "bye")', '~ note welcome', '    body: "hi" → "hello"', '    pinned: true → (not set)'];
-    expect(formatDiff(outcome.diff, WITH_NOTES)).toBe([...lines, 'not in the file, so not managed by it: subgraphs, policies, permissions, cacheRules, trustedDocuments', '1 to add, 1 to change, 1 to remove'].join('\n'));
+    expect(formatDiff(outcome.diff, WITH_NOTES)).toBe([...lines, 'not in the file, so not managed by it: subgraphs, policies, permissions, cacheRules, trustedDocuments, cors', '1 to add, 1 to change, 1 to remove'].join('\n'));
     expect(((await readLiveConfig(live, WITH_NOTES)) as Record<string, unknown>).notes).toEqual({ fresh: { body: 'new', pinned: false }, welcome: { body: 'hello' } });
     const [row] = await queryAudit(live, { operation: CONFIG_APPLY_ACTION, limit: 1 });
     expect(row).toMatchObject({ subject: 'ci-bot', subgraphs: [], detail: { file: 'notes.yaml', prune: true, sections: ['notes'], added: 1, changed: 1, removed: 1, changes: lines } });
