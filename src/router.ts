@@ -186,12 +186,17 @@ export function createRouter(deps: RouterDeps): Router {
     renderGraphiQL: graphiqlAssets ? async (options) => renderGraphiQLPage(await graphiqlAssets(), options) : undefined,
     // Unexpected errors reach clients as "Unexpected error." with INTERNAL_SERVER_ERROR; details go to the log.
     maskedErrors: { isDev: false },
-    logging: {
-      debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
-      info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
-      warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
-      error: (...args: unknown[]) => logger.error({ args }, 'yoga'),
-    },
+    logging: yogaLogging(logger),
     plugins,
   }) as unknown as Router;
+}
+
+/** Yoga's own log lines, into the router's logger. */
+function yogaLogging(logger: Logger) {
+  return {
+    debug: (...args: unknown[]) => logger.debug({ args }, 'yoga'),
+    info: (...args: unknown[]) => logger.info({ args }, 'yoga'),
+    warn: (...args: unknown[]) => logger.warn({ args }, 'yoga'),
+    error: (...args: unknown[]) => logger.error({ args }, 'yoga'),
+  };
 }
