@@ -34,7 +34,8 @@ import { listPermissions, PermissionBook } from '../registry/permission-store.js
 import { createAuthenticator, type Authenticator } from '../security/authentication/authenticate.js';
 import { Authorizer, installGuards } from '../security/authorization.js';
 import { KeyRing } from '../security/signing-keys.js';
-import { createLocalMinter, createTokenExchangeClient, withTokenCache, type CachedTokenSource, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
+import { withTokenCache, type CachedTokenSource } from '../security/subgraph-token-cache.js';
+import { createLocalMinter, createTokenExchangeClient, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
 import { createLogger, type Logger } from '../telemetry/logger.js';
 import { startSectionCache, type RouterSectionCacheHandle } from './start-section-cache.js';
 import { startRetention } from './start-retention.js';

@@ -12,10 +12,10 @@ import {
   createTokenExchangeClient,
   SubgraphTokenError,
   TOKEN_TYPE_ACCESS_TOKEN,
-  withTokenCache,
   type IssuedToken,
   type SubgraphTokenSource,
 } from './subgraph-tokens.js';
+import { withTokenCache } from './subgraph-token-cache.js';
 import { startTestTokenEndpoint, type TestTokenEndpoint } from '../../test/helpers/token-endpoint.js';
 
 let store: TestStore;
@@ -254,6 +254,18 @@ describe('token cache', () => {
     expect(await cache.tokenFor(holder('alice.three', clock.ms + 5_000), 'reviews')).toBe('t3:alice:reviews');
     expect(await cache.tokenFor(tab, 'reviews')).toBe('t1:alice:reviews');
     expect(source.calls).toBe(3);
+  });
+
+  it("keeps an exchanged token to its own user token: a holder's other tokens get theirs (the exchange may carry any claim of the token it was given)", async () => {
+    const clock = { ms: 1_000_000 };
+    const source = Object.assign(countingSource(clock, 60_000), { perUserToken: true });
+    const cache = withTokenCache(source, { now: () => clock.ms });
+    const holder = (token: string): Principal => ({ ...fakePrincipal(token, clock.ms + 3_600_000), scopes: ['read'] });
+    expect(await cache.tokenFor(holder('alice.one'), 'reviews')).toBe('t1:alice:reviews');
+    // The same user token (a new principal object, the next request) shares it; another token of the same holder does not.
+    expect(await cache.tokenFor(holder('alice.one'), 'reviews')).toBe('t1:alice:reviews');
+    expect(await cache.tokenFor(holder('alice.two'), 'reviews')).toBe('t2:alice:reviews');
+    expect(source.calls).toBe(2);
   });
 
   it('refreshes shortly before expiry, and never past the user token', async () => {

@@ -8,7 +8,7 @@ import type { PolicyBook } from '../registry/policy-store.js';
 import type { PermissionBook } from '../registry/permission-store.js';
 import type { Principal } from '../request/principal.js';
 import { principalsOf, type Authorizer } from '../security/authorization.js';
-import { tokenHolderKey } from '../security/subgraph-tokens.js';
+import { tokenHolderKey } from '../security/subgraph-token-cache.js';
 import type { RouterMetrics } from '../telemetry/metrics.js';
 import { maskedErrorLogger, type Logger } from '../telemetry/logger.js';
 import { ClientSubscription, EXPIRY_MARGIN_MS, type EndReason, type SubscribeRequest, type SubscriptionOwner } from './client-subscription.js';

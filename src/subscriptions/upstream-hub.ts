@@ -8,7 +8,8 @@ import { clientError } from '../errors/client-error.js';
 import type { RouteMetadata } from '../registry/route.js';
 import type { Principal } from '../security/authentication/principal.js';
 import { applyHeaderRules } from '../resilience/subgraph-token.js';
-import { tokenHolderKey, type SubgraphTokenSource } from '../security/subgraph-tokens.js';
+import { tokenHolderKey } from '../security/subgraph-token-cache.js';
+import type { SubgraphTokenSource } from '../security/subgraph-tokens.js';
 
 /** Where and how one subgraph is subscribed to. */
 export interface UpstreamTarget {
