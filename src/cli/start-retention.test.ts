@@ -1,7 +1,7 @@
 // The retention task a router starts: audit partitions and operation pruning at start and on its timer, released on stop (fake clock and interval).
 import { Writable } from 'node:stream';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { useTestDatabase } from '../../test/helpers/database.js';
 import type { Database } from '../registry/database.js';
 import { listAuditPartitions } from '../registry/audit-partitions.js';
 import { createOperationRecorder } from '../registry/operation-recorder.js';
@@ -25,16 +25,8 @@ function capturedLogger() {
 }
 
 describe('the retention task of a running router', () => {
-  let store: TestStore;
   let db: Database;
-  beforeAll(async () => {
-    store = await createTestStore();
-    db = await openMigrated(store);
-  });
-  afterAll(async () => {
-    await db?.close();
-    await store?.destroy();
-  });
+  useTestDatabase((opened) => (db = opened));
   afterEach(() => {
     vi.useRealTimers();
   });

@@ -1,6 +1,6 @@
 // The section cache a router starts: it keeps the registry's purge log to the horizon it reads.
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { useTestDatabase } from '../../test/helpers/database.js';
 import { loadConfig } from '../config/load-config.js';
 import type { Database } from '../registry/database.js';
 import { PURGE_HORIZON_SECONDS, recordPurge } from '../registry/cache-store.js';
@@ -9,16 +9,8 @@ import { createMetrics } from '../telemetry/metrics.js';
 import { startSectionCache } from './start-section-cache.js';
 
 describe('the section cache of a running router', () => {
-  let store: TestStore;
   let db: Database;
-  beforeAll(async () => {
-    store = await createTestStore();
-    db = await openMigrated(store);
-  });
-  afterAll(async () => {
-    await db?.close();
-    await store?.destroy();
-  });
+  useTestDatabase((opened) => (db = opened));
   afterEach(() => {
     vi.useRealTimers();
   });

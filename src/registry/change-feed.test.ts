@@ -1,22 +1,12 @@
 // The change feed's topics: the list the router's handlers are typed by is the one the migrations make.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../test/helpers/database.js';
 import { isRegistryTopic, watchChanges } from './change-feed.js';
 import type { Database } from './database.js';
 
 describe('registry change topics', () => {
-  let store: TestStore;
   let db: Database;
-
-  beforeAll(async () => {
-    store = await createTestStore();
-    db = await openMigrated(store);
-  });
-
-  afterAll(async () => {
-    await db?.close();
-    await store?.destroy();
-  });
+  useTestDatabase((opened) => (db = opened));
 
   it('knows every topic the migrations create', async () => {
     const { rows } = await db.query<{ topic: string }>('select topic from registry_changes order by topic');

@@ -1,6 +1,6 @@
 // Unit tests of the CORS allow-list: the store's checks (each limit at its boundary and one past it), its writes and change topic, and the book routers read.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../test/helpers/database.js';
 import { CorsBook } from './cors-book.js';
 import { corsRuleInputProblems, InvalidCorsRuleError, listCorsRules, removeCorsRule, setCorsRule, type CorsRuleInput } from './cors-store.js';
 import type { Database, Queryable } from './database.js';
@@ -47,16 +47,8 @@ describe('CORS rule checks', () => {
 });
 
 describe('CORS store', () => {
-  let store: TestStore;
   let db: Database;
-  beforeAll(async () => {
-    store = await createTestStore();
-    db = await openMigrated(store);
-  });
-  afterAll(async () => {
-    await db?.close();
-    await store?.destroy();
-  });
+  useTestDatabase((opened) => (db = opened));
 
   it('stores a rule whole, lists cased and sorted, and bumps the cors topic', async () => {
     const before = await topicVersion(db);

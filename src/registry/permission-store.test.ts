@@ -1,6 +1,6 @@
 // Unit tests of the permission rules' validation: the coordinates a rule may name, `introspection` among them, and the near misses refused by name.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestStore, type TestStore } from '../../test/helpers/database.js';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../test/helpers/database.js';
 import type { Database, Queryable } from './database.js';
 import { loadMigrations, migrate } from './migrate.js';
 import { grantPermission, INTROSPECTION, InvalidPermissionError, listPermissions, permissionCoordinateProblem, revokePermission } from './permission-store.js';
@@ -63,16 +63,8 @@ describe('permission coordinates', () => {
 });
 
 describe('the permissions table', () => {
-  let store: TestStore;
   let db: Database;
-  beforeAll(async () => {
-    store = await createTestStore();
-    db = await store.open();
-  });
-  afterAll(async () => {
-    await db?.close();
-    await store?.destroy();
-  });
+  useTestDatabase((opened) => (db = opened), { migrated: false });
 
   it('takes the introspection rule once migrated (014), keeping the rules it held', async () => {
     const all = await loadMigrations();

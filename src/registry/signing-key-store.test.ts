@@ -1,19 +1,11 @@
 // Unit tests of the signing key store's SQL (no cryptography: the JWKs are opaque JSON here), on the embedded database or TEST_DATABASE_URL.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestStore, openMigrated, type TestStore } from '../../test/helpers/database.js';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from '../../test/helpers/database.js';
 import type { Database } from './database.js';
 import { activeSigningKey, insertSigningKeyUnlessActive, publishedSigningKeys, rotateSigningKey, type NewSigningKey } from './signing-key-store.js';
 
-let store: TestStore;
 let db: Database;
-beforeAll(async () => {
-  store = await createTestStore();
-  db = await openMigrated(store);
-});
-afterAll(async () => {
-  await db?.close();
-  await store?.destroy();
-});
+useTestDatabase((opened) => (db = opened));
 
 const key = (kid: string): NewSigningKey => ({ kid, purpose: 'dev-issuer', alg: 'ES256', privateJwk: { kty: 'EC', kid, d: `private-${kid}` }, publicJwk: { kty: 'EC', kid, use: 'sig' } });
 

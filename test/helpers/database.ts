@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
 import { openDatabase } from '../../src/registry/open-database.js';
 import type { Database } from '../../src/registry/database.js';
 import { migrate } from '../../src/registry/migrate.js';
@@ -59,4 +60,22 @@ export async function openMigrated(store: TestStore): Promise<Database> {
   const db = await store.open();
   await migrate(db);
   return db;
+}
+
+/**
+ * A store of the describe block's own: made and opened (and migrated, unless `migrated: false`) before
+ * its tests, closed and destroyed after them. `ready` gets the database once it is open.
+ */
+export function useTestDatabase(ready: (db: Database) => void, options: { migrated?: boolean } = {}): void {
+  let store: TestStore | undefined;
+  let db: Database | undefined;
+  beforeAll(async () => {
+    store = await createTestStore();
+    db = options.migrated === false ? await store.open() : await openMigrated(store);
+    ready(db);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await store?.destroy();
+  });
 }
